@@ -1,0 +1,49 @@
+# FARNN entry point. Every target bootstraps missing Debian packages first
+# (scripts/bootstrap.sh), then drives the CMake/Ninja build in $(BUILD).
+#   make sim     run the main simulation (prints what it computed and its agreement)
+#   make test    lint + build + every test (CTest)
+#   make lint    verilator --lint-only -Wall on every RTL module
+#   make bench   benchmarks, JSON under $(BUILD)/bench
+#   make sweep   exhaustive sigmoid/tanh sweep over all 2^32 inputs (minutes)
+#   make synth   Yosys estimates and post-synthesis equivalence checks
+#   make clean   remove the build tree
+BUILD ?= build
+JOBS ?= $(shell nproc)
+CMAKE_BUILD_TYPE ?= Release
+
+.PHONY: all deps configure build sim test lint bench sweep synth format clean
+
+all: build
+
+deps:
+	@scripts/bootstrap.sh
+
+configure: deps
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) >/dev/null
+
+build: configure
+	@cmake --build $(BUILD) -j $(JOBS)
+
+sim: build
+	@$(BUILD)/tb/sim/farnn_sim
+
+lint: deps
+	@scripts/lint.sh
+
+test: lint build
+	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+bench: build
+	@cmake --build $(BUILD) --target bench
+
+sweep: build
+	@$(BUILD)/tools/act_sweep --json $(BUILD)/act_sweep.json
+
+synth: deps build
+	@cmake --build $(BUILD) --target synth
+
+format:
+	@git ls-files '*.cpp' '*.hpp' | xargs clang-format -i
+
+clean:
+	@rm -rf $(BUILD)
