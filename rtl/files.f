@@ -2,6 +2,9 @@
 // Packages first, then leaf blocks, then the blocks that instantiate them.
 // --- packages ---
 // --- prim ---
+rtl/prim/prim_ram_1r1w.sv
+rtl/prim/prim_delay.sv
+rtl/prim/prim_fifo.sv
 // --- fp ---
 // --- act ---
 // --- pe ---

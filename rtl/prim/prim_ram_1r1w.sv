@@ -1,0 +1,47 @@
+// Simple dual-port RAM: one write port, one read port with a registered read
+// (read data appears the cycle after the address; a read of the address being
+// written in the same cycle returns the old word). Infers block or distributed
+// RAM; no reset on the array or the read register so it maps onto RAM primitives.
+// Latency: 1 cycle read. Throughput: one read and one write per cycle.
+`default_nettype none
+
+module prim_ram_1r1w #(
+  parameter int unsigned Width = 32,
+  parameter int unsigned Depth = 64,
+  localparam int unsigned AddrWidth = (Depth > 1) ? $clog2(Depth) : 1
+) (
+  input  logic                 clk_i,
+  input  logic                 we_i,
+  input  logic [AddrWidth-1:0] waddr_i,
+  input  logic [Width-1:0]     wdata_i,
+  input  logic                 re_i,
+  input  logic [AddrWidth-1:0] raddr_i,
+  output logic [Width-1:0]     rdata_o
+);
+
+  logic [Width-1:0] mem [Depth];
+  logic [Width-1:0] rdata_q;
+
+  always_ff @(posedge clk_i) begin
+    if (we_i) mem[waddr_i] <= wdata_i;
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (re_i) rdata_q <= mem[raddr_i];
+  end
+
+  assign rdata_o = rdata_q;
+
+`ifndef SYNTHESIS
+  initial begin
+    if (Depth < 2) $error("prim_ram_1r1w: Depth must be at least 2");
+  end
+  always_ff @(posedge clk_i) begin
+    if (we_i) assert (32'(waddr_i) < Depth) else $error("prim_ram_1r1w: write address out of range");
+    if (re_i) assert (32'(raddr_i) < Depth) else $error("prim_ram_1r1w: read address out of range");
+  end
+`endif
+
+endmodule
+
+`default_nettype wire
