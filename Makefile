@@ -37,7 +37,7 @@ bench: build
 	@cmake --build $(BUILD) --target bench
 
 sweep: build
-	@$(BUILD)/tools/act_sweep --json $(BUILD)/act_sweep.json
+	@$(BUILD)/tools/act_sweep/act_sweep --json $(BUILD)/act_sweep.json
 
 synth: deps build
 	@cmake --build $(BUILD) --target synth
