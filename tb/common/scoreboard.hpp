@@ -24,6 +24,8 @@ class Scoreboard {
         equal_(std::move(equal)) {}
 
   void expect(const T& v) { expected_.push_back(v); }
+  // Drops every outstanding expectation (e.g. items lost to a reset).
+  void clear() { expected_.clear(); }
   size_t outstanding() const { return expected_.size(); }
   uint64_t checked() const { return checked_; }
 

@@ -28,6 +28,11 @@ class StreamSource : public Component {
       : rng_(rng), idle_prob_(idle_prob), drive_fn_(std::move(drive)), ready_fn_(std::move(ready)) {}
 
   void push(const T& item) { queue_.push_back(item); }
+  // Withdraws everything not yet accepted (e.g. the inputs of a refused command).
+  void clear() {
+    queue_.clear();
+    valid_ = false;
+  }
   void set_idle_prob(double p) { idle_prob_ = p; }
   // True when every pushed item has been accepted.
   bool done() const { return queue_.empty() && !valid_; }
@@ -126,6 +131,9 @@ class HandshakeMonitor : public Component {
         fail_fn_(std::move(fail)) {}
 
   uint64_t transfers() const { return transfers_; }
+
+  // A reset may legally drop a stalled valid.
+  void on_reset() override { stalled_ = false; }
 
   void sample() override {
     const bool valid = valid_fn_();

@@ -34,8 +34,9 @@ class TestFailure : public std::runtime_error {
 class Component {
  public:
   virtual ~Component() = default;
-  virtual void drive() {}   // set DUT inputs for this cycle
-  virtual void sample() {}  // observe handshakes at this edge (outputs settled)
+  virtual void drive() {}     // set DUT inputs for this cycle
+  virtual void sample() {}    // observe handshakes at this edge (outputs settled)
+  virtual void on_reset() {}  // the DUT is being reset: forget protocol state
 };
 
 template <class Model>
@@ -87,8 +88,10 @@ class Testbench {
     ++cycle_;
   }
 
-  // Synchronous active-high reset for `cycles` cycles, components idle.
+  // Synchronous active-high reset for `cycles` cycles. Components keep running
+  // (a source may offer data during reset; the DUT must ignore it).
   void reset(unsigned cycles = 8) {
+    for (auto* c : components_) c->on_reset();
     model_->rst_i = 1;
     for (unsigned i = 0; i < cycles; ++i) tick();
     model_->rst_i = 0;
