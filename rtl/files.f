@@ -2,9 +2,11 @@
 // Packages first, then leaf blocks, then the blocks that instantiate them.
 // --- packages ---
 rtl/act/act_pkg.sv
+rtl/engine/engine_pkg.sv
 // --- prim ---
 rtl/prim/prim_ram_1r1w.sv
 rtl/prim/prim_delay.sv
+rtl/prim/prim_delay_rst.sv
 rtl/prim/prim_fifo.sv
 // --- fp ---
 rtl/fp/fp_pipe_stage.sv
@@ -14,4 +16,18 @@ rtl/fp/fp_mul.sv
 rtl/act/act_lut_rom.sv
 rtl/act/fp_act.sv
 // --- pe ---
+rtl/pe/pe.sv
+rtl/pe/pe_chain.sv
 // --- engine ---
+rtl/engine/df_add.sv
+rtl/engine/df_mul.sv
+rtl/engine/df_act.sv
+rtl/engine/act_fw_lstm.sv
+rtl/engine/act_fw_gru.sv
+rtl/engine/act_bw_lstm.sv
+rtl/engine/act_bw_gru.sv
+rtl/engine/act_unit.sv
+rtl/engine/stream_pack.sv
+rtl/engine/stream_unpack.sv
+rtl/engine/sequencer.sv
+rtl/engine/engine.sv

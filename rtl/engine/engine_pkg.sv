@@ -1,0 +1,55 @@
+// Constants shared by the recurrent engine: chain token opcodes, commands,
+// cell types, error codes, FP32 constants, and the fixed timing relations
+// between the PE pipeline and the sequencer (see docs/architecture.md,
+// "Recurrent engine", for the derivations).
+package engine_pkg;
+
+  // Tokens on the PE chain's input relay.
+  localparam logic [1:0] TOK_ELEM   = 2'd0;  // FW: h_{t-1}[j] broadcast to every PE
+  localparam logic [1:0] TOK_ROW    = 2'd1;  // BW: delta row k for PE (k mod NumPe)
+  localparam logic [1:0] TOK_LOAD   = 2'd2;  // weight word for one PE's weight RAM
+  localparam logic [1:0] TOK_REDUCE = 2'd3;  // BW: start the cross-PE reduction wave
+
+  // Commands.
+  localparam logic [1:0] CMD_LOAD     = 2'd0;  // U (chain layout) then b_hh
+  localparam logic [1:0] CMD_FORWARD  = 2'd1;
+  localparam logic [1:0] CMD_BACKWARD = 2'd2;
+
+  // Cell types.
+  localparam logic [1:0] CELL_LSTM = 2'd0;
+  localparam logic [1:0] CELL_GRU  = 2'd1;
+
+  // Command status (error) codes.
+  localparam logic [3:0] ERR_NONE             = 4'd0;
+  localparam logic [3:0] ERR_BAD_CELL         = 4'd1;
+  localparam logic [3:0] ERR_HIDDEN_ZERO      = 4'd2;
+  localparam logic [3:0] ERR_HIDDEN_TOO_LARGE = 4'd3;
+  localparam logic [3:0] ERR_BATCH_ZERO       = 4'd4;
+  localparam logic [3:0] ERR_BATCH_TOO_LARGE  = 4'd5;
+  localparam logic [3:0] ERR_STEPS_ZERO       = 4'd6;
+  localparam logic [3:0] ERR_STORE_TOO_SMALL  = 4'd7;
+  localparam logic [3:0] ERR_NO_WEIGHTS       = 4'd8;
+  localparam logic [3:0] ERR_NO_FORWARD       = 4'd9;
+  localparam logic [3:0] ERR_BAD_COMMAND      = 4'd10;
+
+  localparam logic [31:0] FP_NEG_ZERO = 32'h8000_0000;  // x + (-0) == x exactly
+  localparam logic [31:0] FP_ONE      = 32'h3f80_0000;
+
+  // Bytes per gate-store record (one 256-bit word per hidden unit and step).
+  localparam int unsigned RECORD_BYTES = 32;
+
+  // PE timing. A MAC issued at cycle i reads the weight RAM at i, multiplies at
+  // i+1, reads the accumulator at i+MulLatency, adds at i+1+MulLatency and
+  // writes back at the end of cycle i+1+MulLatency+AddLatency.
+  // Cycles after a FW token's arrival before a PE drains its first result.
+  function automatic int unsigned pe_drain_delay(input int unsigned mul_lat,
+                                                 input int unsigned add_lat);
+    pe_drain_delay = mul_lat + add_lat + 4;
+  endfunction
+  // Cycles one reduction partial spends in a PE (relay register, accumulator
+  // read alignment, adder).
+  function automatic int unsigned pe_reduce_hop(input int unsigned add_lat);
+    pe_reduce_hop = add_lat + 2;
+  endfunction
+
+endpackage

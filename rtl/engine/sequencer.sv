@@ -1,0 +1,886 @@
+// Sequencer of the recurrent engine: accepts a command (LOAD, FORWARD,
+// BACKWARD) with its configuration, refuses illegal configurations with an
+// error status (it never hangs on one), and then drives the PE chain:
+//   LOAD      U words (chain row order) -> LOAD tokens, b_hh -> activation unit;
+//   FORWARD   loads h0/c0, then for t, for b: H ELEM tokens (h_{t-1}[j], read
+//             from the h buffer once the activation unit has produced it);
+//   BACKWARD  loads the initial carry, then per step for b: the waves of
+//             delta rows (P ROW tokens each, one per PE) and a REDUCE token;
+//             the first step of each sequence reduces zeros, and a final
+//             reduction per sequence yields dh0. Gate-store records are
+//             prefetched in backward order.
+// It reserves room in every output FIFO and checks every input FIFO holds a
+// whole step before starting it, so the rigid chain and activation unit never
+// stall. Token spacing follows the PE timing (docs/architecture.md).
+// Counters: cycles, useful MACs, stall cycles by cause, weight words loaded.
+`default_nettype none
+
+module sequencer #(
+  parameter int unsigned NumPe        = 4,
+  parameter int unsigned WeightDepth  = 1024,
+  parameter int unsigned MaxHidden    = 32,
+  parameter int unsigned MaxBatch     = 4,
+  parameter int unsigned MulLatency   = 2,
+  parameter int unsigned AddLatency   = 3,
+  parameter int unsigned MemAddrWidth = 40,
+  parameter int unsigned FifoDepth    = 64,
+  localparam int unsigned MaxRows     = (4 * MaxHidden + NumPe - 1) / NumPe,
+  localparam int unsigned PeWidth     = (NumPe > 1) ? $clog2(NumPe) : 1,
+  localparam int unsigned WAddrWidth  = $clog2(WeightDepth),
+  localparam int unsigned HiddenWidth = $clog2(MaxHidden + 1),
+  localparam int unsigned RowsWidth   = $clog2(MaxRows + 1),
+  localparam int unsigned JWidth      = (MaxHidden > 1) ? $clog2(MaxHidden) : 1,
+  localparam int unsigned BWidth      = (MaxBatch > 1) ? $clog2(MaxBatch) : 1,
+  localparam int unsigned BufWidth    = BWidth + JWidth
+) (
+  input  logic                    clk_i,
+  input  logic                    rst_i,
+  // Command and status.
+  input  logic                    cmd_valid_i,
+  output logic                    cmd_ready_o,
+  input  logic [1:0]              cmd_op_i,
+  input  logic [1:0]              cfg_cell_i,
+  input  logic [15:0]             cfg_hidden_i,
+  input  logic [15:0]             cfg_batch_i,
+  input  logic [15:0]             cfg_steps_i,
+  input  logic [MemAddrWidth-1:0] cfg_store_base_i,
+  input  logic [MemAddrWidth-1:0] cfg_store_size_i,
+  output logic                    busy_o,
+  output logic                    done_o,
+  output logic [3:0]              status_o,
+  // Running configuration for the datapath.
+  output logic                    run_bw_o,
+  output logic                    run_gru_o,
+  output logic [HiddenWidth-1:0]  run_hidden_o,
+  output logic [MemAddrWidth-1:0] run_store_base_o,
+  output logic                    start_o,
+  // PE chain configuration and tokens.
+  output logic                    chain_bw_o,
+  output logic [RowsWidth-1:0]    chain_rows_base_o,
+  output logic [PeWidth-1:0]      chain_rows_extra_o,
+  output logic                    tok_valid_o,
+  output logic [1:0]              tok_op_o,
+  output logic                    tok_first_o,
+  output logic                    tok_last_o,
+  output logic                    tok_zero_o,
+  output logic [PeWidth-1:0]      tok_pe_o,
+  output logic [WAddrWidth-1:0]   tok_addr_o,
+  output logic [31:0]             tok_data_o,
+  // Input streams consumed here.
+  input  logic                    weight_valid_i,
+  output logic                    weight_ready_o,
+  input  logic [31:0]             weight_data_i,
+  input  logic                    state_valid_i,
+  output logic                    state_ready_o,
+  input  logic [31:0]             state_data_i,
+  // Input streams buffered elsewhere: this many words may still be accepted.
+  output logic                    xp_open_o,
+  input  logic                    xp_word_i,
+  input  logic                    xp_unit_i,
+  output logic                    dh_open_o,
+  input  logic                    dh_word_i,
+  // Loading the bias, the h buffer and the state RAM.
+  output logic                    bias_we_o,
+  output logic [JWidth-1:0]       bias_unit_o,
+  output logic [1:0]              bias_gate_o,
+  output logic [31:0]             bias_data_o,
+  output logic                    load_hbuf_we_o,
+  output logic                    load_state_we_o,
+  output logic [BufWidth-1:0]     load_addr_o,
+  output logic [31:0]             load_data_o,
+  // Buffers read for tokens.
+  output logic                    hbuf_re_o,
+  output logic [BufWidth-1:0]     hbuf_raddr_o,
+  input  logic [31:0]             hbuf_rdata_i,
+  output logic                    dbuf_re_o,
+  output logic [BufWidth-1:0]     dbuf_raddr_o,
+  input  logic [127:0]            dbuf_rdata_i,
+  // Step descriptors to the activation unit.
+  output logic                    desc_valid_o,
+  output logic [BWidth-1:0]       desc_batch_o,
+  output logic                    desc_flag_o,
+  // Progress and FIFO events.
+  input  logic                    unit_done_i,
+  input  logic                    rec_push_i,
+  input  logic                    rec_pop_i,
+  input  logic                    hout_pop_i,
+  input  logic                    dout_pop_i,
+  input  logic                    sout_pop_i,
+  input  logic                    store_pop_i,
+  input  logic                    drain_idle_i,
+  // Gate-store read requests (backward prefetch).
+  output logic                    rd_req_valid_o,
+  input  logic                    rd_req_ready_i,
+  output logic [MemAddrWidth-1:0] rd_req_addr_o,
+  // Counters (cleared when a command is accepted).
+  output logic [63:0]             cnt_cycles_o,
+  output logic [63:0]             cnt_macs_o,
+  output logic [63:0]             cnt_stall_input_o,
+  output logic [63:0]             cnt_stall_output_o,
+  output logic [63:0]             cnt_stall_dep_o,
+  output logic [63:0]             cnt_stall_store_o,
+  output logic [63:0]             cnt_weight_words_o
+);
+
+  localparam int unsigned La = AddLatency;
+  localparam int unsigned Lm = MulLatency;
+  localparam int unsigned DrainDelay = engine_pkg::pe_drain_delay(Lm, La);
+  localparam int unsigned CW = 40;  // width of unit/word counts (T*B*G*H < 2^40)
+  localparam logic [CW-1:0] FIFO_CREDITS = CW'(FifoDepth);
+
+  typedef enum logic [3:0] {
+    S_IDLE, S_SETUP, S_DIVIDE, S_DERIVE, S_CHECK, S_CFGWAIT, S_LOAD_U, S_LOAD_B, S_STATE,
+    S_RUN, S_DRAIN, S_DONE
+  } state_e;
+
+  state_e state_q, state_d;
+
+  // ------------------------------------------------------- command latch
+  logic [1:0]              op_q, op_d;
+  logic [1:0]              cell_q, cell_d;
+  logic [15:0]             hid_q, hid_d, bat_q, bat_d, stp_q, stp_d;
+  logic [MemAddrWidth-1:0] base_q, base_d, size_q, size_d;
+  logic [3:0]              status_q, status_d;
+
+  // Derived configuration.
+  logic [17:0]   gh_q, gh_d;          // G*H
+  logic [17:0]   rem_q, rem_d;        // division remainder
+  logic [17:0]   quo_q, quo_d;        // floor(G*H / P)
+  logic [17:0]   rows_q, rows_d;      // R = ceil(G*H / P), rows of PE 0 = waves
+  logic [CW-1:0] bh_q, bh_d;          // B*H
+  logic [CW-1:0] tbh_q, tbh_d;        // T*B*H
+  logic [CW-1:0] tb_q, tb_d;          // T*B
+  logic [CW-1:0] rh_q, rh_d;          // R*H (weight words per PE)
+  logic [15:0]   s_fw_q, s_fw_d;      // ELEM spacing
+  logic [31:0]   l_res_q, l_res_d;    // min distance between a step's last ELEMs
+  logic [15:0]   s_bw_q, s_bw_d;      // wave spacing
+  logic [15:0]   p_last_q, p_last_d;  // tokens in the last wave
+  logic [15:0]   s_red_q, s_red_d;    // last wave -> REDUCE
+  logic [15:0]   s_ared_q, s_ared_d;  // REDUCE -> next wave
+  logic [15:0]   wait_cfg_q, wait_cfg_d;
+
+  // Validity of what the engine holds.
+  logic          w_ok_q, w_ok_d;
+  logic [1:0]    w_cell_q, w_cell_d;
+  logic [15:0]   w_hid_q, w_hid_d;
+  logic          f_ok_q, f_ok_d;
+  logic [1:0]    f_cell_q, f_cell_d;
+  logic [15:0]   f_hid_q, f_hid_d, f_bat_q, f_bat_d, f_stp_q, f_stp_d;
+  logic [MemAddrWidth-1:0] f_base_q, f_base_d;
+
+  logic is_lstm, is_gru, is_bw, is_fw, is_load, running;
+  assign is_lstm = (cell_q == engine_pkg::CELL_LSTM);
+  assign is_gru  = (cell_q == engine_pkg::CELL_GRU);
+  assign is_load = (op_q == engine_pkg::CMD_LOAD);
+  assign is_fw   = (op_q == engine_pkg::CMD_FORWARD);
+  assign is_bw   = (op_q == engine_pkg::CMD_BACKWARD);
+  // Past validation and set-up: streams may flow, records may be prefetched.
+  assign running = (state_q == S_STATE) || (state_q == S_RUN) || (state_q == S_DRAIN);
+
+  logic [2:0]  gates;
+  logic [CW-1:0] hid_cw;
+  assign gates  = is_gru ? 3'd3 : 3'd4;
+  assign hid_cw = CW'(hid_q);
+
+  // ------------------------------------------------------------ run state
+  logic [CW-1:0] n_q, n_d;            // chain step
+  logic [15:0]   b_q, b_d;            // its sequence
+  logic [15:0]   j_q, j_d;            // FW element / load column
+  logic [CW-1:0] dep_q, dep_d;        // (n - B) * H: first unit of the step feeding n
+  logic [17:0]   w_q, w_d;            // BW wave / load row
+  logic [15:0]   i_q, i_d;            // BW token within a wave / load PE
+  logic [15:0]   u_q, u_d;            // BW unit of row k / load bias unit
+  logic [2:0]    g_q, g_d;            // BW gate of row k / load bias gate
+  logic [CW-1:0] base_w_q, base_w_d;  // weight address base (row * H)
+  logic          in_red_q, in_red_d;  // BW: next token is the step's REDUCE
+  logic [31:0]   wait_q, wait_d;      // idle cycles before the next token
+  logic [31:0]   since_q, since_d;    // cycles since the last step-closing ELEM
+  logic [CW-1:0] left_q, left_d;      // words still to consume (load / state)
+
+  // Credits and availability.
+  logic [CW-1:0] units_q, units_d;    // units completed by the activation unit
+  logic [CW-1:0] xp_av_q, xp_av_d, dh_av_q, dh_av_d, rec_av_q, rec_av_d;
+  logic [CW-1:0] hout_cr_q, hout_cr_d, dout_cr_q, dout_cr_d, sout_cr_q, sout_cr_d;
+  logic [CW-1:0] store_cr_q, store_cr_d, rec_cr_q, rec_cr_d;
+  logic [CW-1:0] xp_left_q, xp_left_d, dh_left_q, dh_left_d;
+  // Prefetch.
+  logic [CW-1:0] pf_left_q, pf_left_d, pf_idx_q, pf_idx_d, pf_blk_q, pf_blk_d;
+
+  // Counters.
+  logic [63:0] c_cyc_q, c_cyc_d, c_mac_q, c_mac_d, c_in_q, c_in_d, c_out_q, c_out_d;
+  logic [63:0] c_dep_q, c_dep_d, c_st_q, c_st_d, c_ww_q, c_ww_d;
+
+  // Token output registers (data comes from a buffer read or tok_data_q).
+  logic                  tk_valid_q, tk_valid_d;
+  logic [1:0]            tk_op_q, tk_op_d;
+  logic                  tk_first_q, tk_first_d, tk_last_q, tk_last_d, tk_zero_q, tk_zero_d;
+  logic [PeWidth-1:0]    tk_pe_q, tk_pe_d;
+  logic [WAddrWidth-1:0] tk_addr_q, tk_addr_d;
+  logic [31:0]           tk_data_q, tk_data_d;
+  logic [1:0]            tk_src_q, tk_src_d;  // 0 tk_data, 1 h buffer, 2 delta buffer
+  logic [1:0]            tk_lane_q, tk_lane_d;
+
+  // ------------------------------------------------------ step conditions
+  logic [CW-1:0] need;      // H in counter width
+  logic fw_last_t, bw_final, bw_zero, last_wave, wave_end;
+  logic [15:0] p_wave;
+  assign need      = hid_cw;
+  assign fw_last_t = (n_q + CW'(bat_q) >= tb_q);   // n >= T*B - B
+  assign bw_final  = (n_q >= tb_q);
+  assign bw_zero   = (n_q < CW'(bat_q));
+  assign last_wave = (CW'(w_q) + 1 == CW'(rows_q));
+  assign p_wave    = last_wave ? p_last_q : 16'(NumPe);
+  assign wave_end  = (i_q + 1 == p_wave);
+
+  logic fw_in_ok, fw_out_ok, fw_st_ok, fw_dep_ok, fw_spc_ok;
+  assign fw_in_ok  = (j_q != 0) || (xp_av_q >= need);
+  assign fw_out_ok = (j_q != 0) || ((hout_cr_q >= need) && (!fw_last_t || sout_cr_q >= need));
+  assign fw_st_ok  = (j_q != 0) || (store_cr_q >= need);
+  assign fw_dep_ok = (n_q < CW'(bat_q)) || (units_q > dep_q + CW'(j_q));
+  assign fw_spc_ok = (32'(j_q) + 1 != 32'(hid_q)) || (since_q >= l_res_q);
+
+  logic bw_in_ok, bw_out_ok, bw_st_ok, bw_dep_ok;
+  assign bw_in_ok  = !in_red_q || bw_final || (dh_av_q >= need);
+  assign bw_out_ok = !in_red_q || (bw_final ? (sout_cr_q >= need) : (dout_cr_q >= need));
+  assign bw_st_ok  = !in_red_q || bw_final || (rec_av_q >= need);
+  assign bw_dep_ok = in_red_q || (units_q > dep_q + CW'(u_q));
+
+  // ----------------------------------------------------------------- main
+  always_comb begin
+    state_d    = state_q;
+    op_d       = op_q;
+    cell_d     = cell_q;
+    hid_d      = hid_q;
+    bat_d      = bat_q;
+    stp_d      = stp_q;
+    base_d     = base_q;
+    size_d     = size_q;
+    status_d   = status_q;
+    gh_d       = gh_q;
+    rem_d      = rem_q;
+    quo_d      = quo_q;
+    rows_d     = rows_q;
+    bh_d       = bh_q;
+    tbh_d      = tbh_q;
+    tb_d       = tb_q;
+    rh_d       = rh_q;
+    s_fw_d     = s_fw_q;
+    l_res_d    = l_res_q;
+    s_bw_d     = s_bw_q;
+    p_last_d   = p_last_q;
+    s_red_d    = s_red_q;
+    s_ared_d   = s_ared_q;
+    wait_cfg_d = wait_cfg_q;
+    w_ok_d     = w_ok_q;
+    w_cell_d   = w_cell_q;
+    w_hid_d    = w_hid_q;
+    f_ok_d     = f_ok_q;
+    f_cell_d   = f_cell_q;
+    f_hid_d    = f_hid_q;
+    f_bat_d    = f_bat_q;
+    f_stp_d    = f_stp_q;
+    f_base_d   = f_base_q;
+    n_d        = n_q;
+    b_d        = b_q;
+    j_d        = j_q;
+    dep_d      = dep_q;
+    w_d        = w_q;
+    i_d        = i_q;
+    u_d        = u_q;
+    g_d        = g_q;
+    base_w_d   = base_w_q;
+    in_red_d   = in_red_q;
+    wait_d     = (wait_q != 0) ? wait_q - 1 : 0;
+    since_d    = (since_q != 32'hffff_ffff) ? since_q + 1 : since_q;
+    left_d     = left_q;
+    units_d    = units_q + CW'(unit_done_i);
+    xp_av_d    = xp_av_q + CW'(xp_unit_i);
+    dh_av_d    = dh_av_q + CW'(dh_word_i);
+    rec_av_d   = rec_av_q + CW'(rec_push_i);
+    hout_cr_d  = hout_cr_q + CW'(hout_pop_i);
+    dout_cr_d  = dout_cr_q + CW'(dout_pop_i);
+    sout_cr_d  = sout_cr_q + CW'(sout_pop_i);
+    store_cr_d = store_cr_q + CW'(store_pop_i);
+    rec_cr_d   = rec_cr_q + CW'(rec_pop_i);
+    xp_left_d  = xp_left_q - CW'(xp_word_i);
+    dh_left_d  = dh_left_q - CW'(dh_word_i);
+    pf_left_d  = pf_left_q;
+    pf_idx_d   = pf_idx_q;
+    pf_blk_d   = pf_blk_q;
+    c_cyc_d    = c_cyc_q + 64'(state_q != S_IDLE);
+    c_mac_d    = c_mac_q;
+    c_in_d     = c_in_q;
+    c_out_d    = c_out_q;
+    c_dep_d    = c_dep_q;
+    c_st_d     = c_st_q;
+    c_ww_d     = c_ww_q;
+    tk_valid_d = 1'b0;
+    tk_op_d    = tk_op_q;
+    tk_first_d = 1'b0;
+    tk_last_d  = 1'b0;
+    tk_zero_d  = 1'b0;
+    tk_pe_d    = tk_pe_q;
+    tk_addr_d  = tk_addr_q;
+    tk_data_d  = tk_data_q;
+    tk_src_d   = 2'd0;
+    tk_lane_d  = tk_lane_q;
+
+    cmd_ready_o     = 1'b0;
+    done_o          = 1'b0;
+    start_o         = 1'b0;
+    weight_ready_o  = 1'b0;
+    state_ready_o   = 1'b0;
+    bias_we_o       = 1'b0;
+    load_hbuf_we_o  = 1'b0;
+    load_state_we_o = 1'b0;
+    hbuf_re_o       = 1'b0;
+    dbuf_re_o       = 1'b0;
+    desc_valid_o    = 1'b0;
+    desc_batch_o    = BWidth'(b_q);
+    desc_flag_o     = 1'b0;
+    rd_req_valid_o  = 1'b0;
+
+    unique case (state_q)
+      S_IDLE: begin
+        cmd_ready_o = 1'b1;
+        if (cmd_valid_i) begin
+          op_d     = cmd_op_i;
+          cell_d   = cfg_cell_i;
+          hid_d    = cfg_hidden_i;
+          bat_d    = cfg_batch_i;
+          stp_d    = cfg_steps_i;
+          base_d   = cfg_store_base_i;
+          size_d   = cfg_store_size_i;
+          c_cyc_d  = 64'd1;
+          c_mac_d  = '0;
+          c_in_d   = '0;
+          c_out_d  = '0;
+          c_dep_d  = '0;
+          c_st_d   = '0;
+          c_ww_d   = '0;
+          state_d  = S_SETUP;
+        end
+      end
+
+      // Checks that bound the derivation below, then G*H for the division.
+      S_SETUP: begin
+        gh_d  = is_gru ? 18'(hid_q) * 18'd3 : 18'(hid_q) * 18'd4;
+        rem_d = is_gru ? 18'(hid_q) * 18'd3 : 18'(hid_q) * 18'd4;
+        quo_d = '0;
+        state_d = S_DIVIDE;
+        if (!is_load && !is_fw && !is_bw) begin
+          status_d = engine_pkg::ERR_BAD_COMMAND;
+          state_d  = S_DONE;
+        end else if (!is_lstm && !is_gru) begin
+          status_d = engine_pkg::ERR_BAD_CELL;
+          state_d  = S_DONE;
+        end else if (hid_q == 0) begin
+          status_d = engine_pkg::ERR_HIDDEN_ZERO;
+          state_d  = S_DONE;
+        end else if (32'(hid_q) > MaxHidden) begin
+          status_d = engine_pkg::ERR_HIDDEN_TOO_LARGE;
+          state_d  = S_DONE;
+        end
+      end
+
+      S_DIVIDE: begin
+        if (32'(rem_q) >= NumPe) begin
+          rem_d = rem_q - 18'(NumPe);
+          quo_d = quo_q + 18'd1;
+        end else begin
+          state_d = S_DERIVE;
+        end
+      end
+
+      S_DERIVE: begin
+        rows_d   = quo_q + 18'(rem_q != 0);
+        rh_d     = (CW'(quo_q) + CW'(rem_q != 0)) * hid_cw;
+        bh_d     = CW'(bat_q) * hid_cw;
+        tb_d     = CW'(bat_q) * CW'(stp_q);
+        s_fw_d   = 16'(quo_q + 18'(rem_q != 0));
+        if (32'(s_fw_d) < La + 2) s_fw_d = 16'(La + 2);
+        l_res_d  = (32'(quo_q) + 32'(rem_q != 0)) * NumPe + DrainDelay + 4;
+        s_bw_d   = hid_q;
+        if (32'(s_bw_d) < La + 2) s_bw_d = 16'(La + 2);
+        if (32'(s_bw_d) < NumPe) s_bw_d = 16'(NumPe);
+        p_last_d = (rem_q == 0) ? 16'(NumPe) : 16'(rem_q);
+        s_red_d  = 16'((32'(hid_q) > La + 2) ? 32'(hid_q) + Lm : La + 2 + Lm);
+        if (s_red_d < p_last_d) s_red_d = p_last_d;
+        s_ared_d = 16'(32'(hid_q) + ((32'(gh_q) < NumPe) ? 32'(gh_q) - 1 : NumPe - 1) * La);
+        s_ared_d = (32'(s_ared_d) > Lm + 1) ? s_ared_d - 16'(Lm) : 16'd1;
+        state_d  = S_CHECK;
+      end
+
+      S_CHECK: begin
+        tbh_d      = tb_q * hid_cw;
+        wait_cfg_d = 16'(NumPe + 4);
+        state_d    = S_CFGWAIT;
+        if (rh_q > CW'(WeightDepth)) begin
+          status_d = engine_pkg::ERR_HIDDEN_TOO_LARGE;
+          state_d  = S_DONE;
+        end else if (!is_load && bat_q == 0) begin
+          status_d = engine_pkg::ERR_BATCH_ZERO;
+          state_d  = S_DONE;
+        end else if (!is_load && 32'(bat_q) > MaxBatch) begin
+          status_d = engine_pkg::ERR_BATCH_TOO_LARGE;
+          state_d  = S_DONE;
+        end else if (!is_load && stp_q == 0) begin
+          status_d = engine_pkg::ERR_STEPS_ZERO;
+          state_d  = S_DONE;
+        end else if (!is_load && ((64'(tb_q) * 64'(hid_q)) << 5) > 64'(size_q)) begin
+          status_d = engine_pkg::ERR_STORE_TOO_SMALL;
+          state_d  = S_DONE;
+        end else if (!is_load && !(w_ok_q && w_cell_q == cell_q && w_hid_q == hid_q)) begin
+          status_d = engine_pkg::ERR_NO_WEIGHTS;
+          state_d  = S_DONE;
+        end else if (is_bw && !(f_ok_q && f_cell_q == cell_q && f_hid_q == hid_q &&
+                                f_bat_q == bat_q && f_stp_q == stp_q && f_base_q == base_q)) begin
+          status_d = engine_pkg::ERR_NO_FORWARD;
+          state_d  = S_DONE;
+        end else begin
+          status_d = engine_pkg::ERR_NONE;
+          if (is_load) w_ok_d = 1'b0;
+          if (is_load || is_fw) f_ok_d = 1'b0;
+        end
+      end
+
+      // Let the configuration reach every PE; set up the run.
+      S_CFGWAIT: begin
+        wait_cfg_d = wait_cfg_q - 1'b1;
+        if (wait_cfg_q == 0) begin
+          start_o    = 1'b1;
+          n_d        = '0;
+          b_d        = '0;
+          j_d        = '0;
+          dep_d      = '0;
+          w_d        = '0;
+          i_d        = '0;
+          u_d        = '0;
+          g_d        = '0;
+          base_w_d   = '0;
+          in_red_d   = 1'b1;
+          wait_d     = '0;
+          since_d    = 32'hffff_ffff;
+          units_d    = '0;
+          xp_av_d    = '0;
+          dh_av_d    = '0;
+          rec_av_d   = '0;
+          hout_cr_d  = FIFO_CREDITS;
+          dout_cr_d  = FIFO_CREDITS;
+          sout_cr_d  = FIFO_CREDITS;
+          store_cr_d = FIFO_CREDITS;
+          rec_cr_d   = FIFO_CREDITS;
+          xp_left_d  = is_fw ? tbh_q * CW'(gates) : '0;
+          dh_left_d  = is_bw ? tbh_q : '0;
+          pf_left_d  = is_bw ? tbh_q : '0;
+          pf_idx_d   = tbh_q - bh_q;
+          pf_blk_d   = '0;
+          if (is_load) begin
+            left_d  = CW'(gh_q) * hid_cw;
+            state_d = S_LOAD_U;
+          end else begin
+            left_d  = (is_fw && is_lstm) ? bh_q << 1 : bh_q;
+            state_d = S_STATE;
+          end
+        end
+      end
+
+      // U in chain row order: word (k, c) goes to PE k mod P, address lr*H + c.
+      S_LOAD_U: begin
+        weight_ready_o = 1'b1;
+        if (weight_valid_i) begin
+          tk_valid_d = 1'b1;
+          tk_op_d    = engine_pkg::TOK_LOAD;
+          tk_pe_d    = PeWidth'(i_q);
+          tk_addr_d  = WAddrWidth'(base_w_q + CW'(j_q));
+          tk_data_d  = weight_data_i;
+          c_ww_d     = c_ww_q + 1;
+          left_d     = left_q - 1;
+          j_d        = j_q + 1;
+          if (32'(j_q) + 1 == 32'(hid_q)) begin
+            j_d = '0;
+            i_d = i_q + 1;
+            if (32'(i_q) + 1 == NumPe) begin
+              i_d      = '0;
+              base_w_d = base_w_q + hid_cw;
+            end
+          end
+          if (left_q == 1) begin
+            left_d  = CW'(gh_q);
+            u_d     = '0;
+            g_d     = '0;
+            state_d = S_LOAD_B;
+          end
+        end else begin
+          c_in_d = c_in_q + 1;
+        end
+      end
+
+      // b_hh in chain row order: word k is gate k mod G of unit k div G.
+      S_LOAD_B: begin
+        weight_ready_o = 1'b1;
+        if (weight_valid_i) begin
+          bias_we_o = 1'b1;
+          c_ww_d    = c_ww_q + 1;
+          left_d    = left_q - 1;
+          g_d       = g_q + 1;
+          if (g_q + 1 == gates) begin
+            g_d = '0;
+            u_d = u_q + 1;
+          end
+          if (left_q == 1) begin
+            w_ok_d   = 1'b1;
+            w_cell_d = cell_q;
+            w_hid_d  = hid_q;
+            wait_d   = 32'(NumPe + 4);
+            state_d  = S_DRAIN;
+          end
+        end else begin
+          c_in_d = c_in_q + 1;
+        end
+      end
+
+      // Initial state: FW (h, c) pairs (LSTM) or h (GRU); BW the carry.
+      S_STATE: begin
+        state_ready_o = 1'b1;
+        if (state_valid_i) begin
+          left_d = left_q - 1;
+          if (is_fw && is_lstm) begin
+            load_hbuf_we_o  = !g_q[0];
+            load_state_we_o = g_q[0];
+            g_d = {2'b00, !g_q[0]};
+            if (g_q[0]) j_d = j_q + 1;
+          end else begin
+            load_hbuf_we_o  = is_fw;
+            load_state_we_o = 1'b1;
+            j_d = j_q + 1;
+          end
+          if (32'(j_d) == 32'(hid_q)) begin
+            j_d = '0;
+            b_d = b_q + 1;
+          end
+          if (left_q == 1) begin
+            b_d     = '0;
+            j_d     = '0;
+            g_d     = '0;
+            state_d = S_RUN;
+          end
+        end else begin
+          c_in_d = c_in_q + 1;
+        end
+      end
+
+      S_RUN: begin
+        if (is_fw) begin
+          if (wait_q == 0) begin
+            if (fw_dep_ok && fw_in_ok && fw_out_ok && fw_st_ok && fw_spc_ok) begin
+              hbuf_re_o  = 1'b1;
+              tk_valid_d = 1'b1;
+              tk_op_d    = engine_pkg::TOK_ELEM;
+              tk_first_d = (j_q == 0);
+              tk_last_d  = (32'(j_q) + 1 == 32'(hid_q));
+              tk_addr_d  = WAddrWidth'(j_q);
+              tk_src_d   = 2'd1;
+              c_mac_d    = c_mac_q + 64'(gh_q);
+              wait_d     = 32'(s_fw_q) - 1;
+              if (j_q == 0) begin
+                desc_valid_o = 1'b1;
+                desc_flag_o  = fw_last_t;
+                xp_av_d      = xp_av_d - need;
+                hout_cr_d    = hout_cr_d - need;
+                store_cr_d   = store_cr_d - need;
+                if (fw_last_t) sout_cr_d = sout_cr_d - need;
+              end
+              j_d = j_q + 1;
+              if (32'(j_q) + 1 == 32'(hid_q)) begin
+                since_d = '0;
+                j_d     = '0;
+                n_d     = n_q + 1;
+                b_d     = (32'(b_q) + 1 == 32'(bat_q)) ? '0 : b_q + 1;
+                if (n_q + 1 > CW'(bat_q)) dep_d = dep_q + hid_cw;
+                if (n_q + 1 == tb_q) state_d = S_DRAIN;
+              end
+            end else if (!fw_dep_ok) begin
+              c_dep_d = c_dep_q + 1;
+            end else if (!fw_in_ok) begin
+              c_in_d = c_in_q + 1;
+            end else if (!fw_out_ok) begin
+              c_out_d = c_out_q + 1;
+            end else if (!fw_st_ok) begin
+              c_st_d = c_st_q + 1;
+            end
+          end
+        end else begin
+          if (wait_q == 0) begin
+            if (bw_dep_ok && bw_in_ok && bw_out_ok && bw_st_ok) begin
+              tk_valid_d = 1'b1;
+              if (!in_red_q) begin
+                // ROW token: row k = w*P + i for PE i.
+                dbuf_re_o  = 1'b1;
+                tk_op_d    = engine_pkg::TOK_ROW;
+                tk_pe_d    = PeWidth'(i_q);
+                tk_addr_d  = WAddrWidth'(base_w_q);
+                tk_first_d = (w_q == 0);
+                tk_src_d   = 2'd2;
+                tk_lane_d  = g_q[1:0];
+                c_mac_d    = c_mac_q + 64'(hid_q);
+                i_d        = i_q + 1;
+                g_d        = g_q + 1;
+                if (g_q + 1 == gates) begin
+                  g_d = '0;
+                  u_d = u_q + 1;
+                end
+                if (wave_end) begin
+                  i_d      = '0;
+                  w_d      = w_q + 1;
+                  base_w_d = base_w_q + hid_cw;
+                  wait_d   = (last_wave ? 32'(s_red_q) : 32'(s_bw_q)) - 32'(p_wave);
+                  in_red_d = last_wave;
+                end
+              end else begin
+                tk_op_d      = engine_pkg::TOK_REDUCE;
+                tk_zero_d    = bw_zero;
+                desc_valid_o = 1'b1;
+                desc_flag_o  = bw_final;
+                if (bw_final) begin
+                  sout_cr_d = sout_cr_d - need;
+                end else begin
+                  dh_av_d   = dh_av_d - need;
+                  rec_av_d  = rec_av_d - need;
+                  dout_cr_d = dout_cr_d - need;
+                end
+                n_d      = n_q + 1;
+                b_d      = (32'(b_q) + 1 == 32'(bat_q)) ? '0 : b_q + 1;
+                w_d      = '0;
+                i_d      = '0;
+                u_d      = '0;
+                g_d      = '0;
+                base_w_d = '0;
+                in_red_d = (n_q + 1 < CW'(bat_q));
+                wait_d   = (n_q + 1 < CW'(bat_q)) ? 32'(hid_q) : 32'(s_ared_q) - 1;
+                if (n_q + 1 > CW'(bat_q)) dep_d = dep_q + hid_cw;
+                if (n_q + 1 == tb_q + CW'(bat_q)) state_d = S_DRAIN;
+              end
+            end else if (!bw_dep_ok) begin
+              c_dep_d = c_dep_q + 1;
+            end else if (!bw_in_ok) begin
+              c_in_d = c_in_q + 1;
+            end else if (!bw_out_ok) begin
+              c_out_d = c_out_q + 1;
+            end else if (!bw_st_ok) begin
+              c_st_d = c_st_q + 1;
+            end
+          end
+        end
+      end
+
+      // Wait for the activation unit, the output streams and the gate store.
+      S_DRAIN: begin
+        if (is_load) begin
+          if (wait_q == 0) state_d = S_DONE;
+        end else if (units_q == (is_bw ? tbh_q + bh_q : tbh_q) && drain_idle_i) begin
+          state_d = S_DONE;
+          if (is_fw) begin
+            f_ok_d   = 1'b1;
+            f_cell_d = cell_q;
+            f_hid_d  = hid_q;
+            f_bat_d  = bat_q;
+            f_stp_d  = stp_q;
+            f_base_d = base_q;
+          end
+        end else if (units_q == (is_bw ? tbh_q + bh_q : tbh_q)) begin
+          c_out_d = c_out_q + 1;
+        end
+      end
+
+      S_DONE: begin
+        done_o  = 1'b1;
+        state_d = S_IDLE;
+      end
+
+      default: state_d = S_IDLE;
+    endcase
+
+    // Backward record prefetch: act order, t from T-1 down, b, j.
+    if (running && is_bw && pf_left_q != 0 && rec_cr_q != 0) begin
+      rd_req_valid_o = 1'b1;
+      if (rd_req_ready_i) begin
+        rec_cr_d  = rec_cr_d - 1;
+        pf_left_d = pf_left_q - 1;
+        pf_idx_d  = pf_idx_q + 1;
+        pf_blk_d  = pf_blk_q + 1;
+        if (pf_blk_q + 1 == bh_q) begin
+          pf_blk_d = '0;
+          pf_idx_d = pf_idx_q + 1 - (bh_q << 1);
+        end
+      end
+    end
+  end
+
+  assign rd_req_addr_o = base_q + MemAddrWidth'(pf_idx_q << 5);
+
+  // Loading writes: {b, j} addresses, h buffer / state RAM / bias.
+  assign load_addr_o = {BWidth'(b_q), JWidth'(j_q)};
+  assign load_data_o = state_data_i;
+  assign bias_unit_o = JWidth'(u_q);
+  assign bias_gate_o = g_q[1:0];
+  assign bias_data_o = weight_data_i;
+
+  // Buffer reads for the token issued this cycle.
+  assign hbuf_raddr_o = {BWidth'(b_q), JWidth'(j_q)};
+  assign dbuf_raddr_o = {BWidth'(b_q), JWidth'(u_q)};
+
+  assign xp_open_o = running && is_fw && (xp_left_q != 0);
+  assign dh_open_o = running && is_bw && (dh_left_q != 0);
+
+  // ----------------------------------------------------------- registers
+  always_ff @(posedge clk_i) begin
+    if (rst_i) begin
+      state_q    <= S_IDLE;
+      status_q   <= engine_pkg::ERR_NONE;
+      w_ok_q     <= 1'b0;
+      f_ok_q     <= 1'b0;
+      tk_valid_q <= 1'b0;
+      op_q       <= engine_pkg::CMD_LOAD;
+      cell_q     <= engine_pkg::CELL_LSTM;
+      xp_left_q  <= '0;
+      dh_left_q  <= '0;
+      pf_left_q  <= '0;
+      c_cyc_q    <= '0;
+      c_mac_q    <= '0;
+      c_in_q     <= '0;
+      c_out_q    <= '0;
+      c_dep_q    <= '0;
+      c_st_q     <= '0;
+      c_ww_q     <= '0;
+    end else begin
+      state_q    <= state_d;
+      status_q   <= status_d;
+      w_ok_q     <= w_ok_d;
+      f_ok_q     <= f_ok_d;
+      tk_valid_q <= tk_valid_d;
+      op_q       <= op_d;
+      cell_q     <= cell_d;
+      xp_left_q  <= xp_left_d;
+      dh_left_q  <= dh_left_d;
+      pf_left_q  <= pf_left_d;
+      c_cyc_q    <= c_cyc_d;
+      c_mac_q    <= c_mac_d;
+      c_in_q     <= c_in_d;
+      c_out_q    <= c_out_d;
+      c_dep_q    <= c_dep_d;
+      c_st_q     <= c_st_d;
+      c_ww_q     <= c_ww_d;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    hid_q      <= hid_d;
+    bat_q      <= bat_d;
+    stp_q      <= stp_d;
+    base_q     <= base_d;
+    size_q     <= size_d;
+    gh_q       <= gh_d;
+    rem_q      <= rem_d;
+    quo_q      <= quo_d;
+    rows_q     <= rows_d;
+    bh_q       <= bh_d;
+    tbh_q      <= tbh_d;
+    tb_q       <= tb_d;
+    rh_q       <= rh_d;
+    s_fw_q     <= s_fw_d;
+    l_res_q    <= l_res_d;
+    s_bw_q     <= s_bw_d;
+    p_last_q   <= p_last_d;
+    s_red_q    <= s_red_d;
+    s_ared_q   <= s_ared_d;
+    wait_cfg_q <= wait_cfg_d;
+    w_cell_q   <= w_cell_d;
+    w_hid_q    <= w_hid_d;
+    f_cell_q   <= f_cell_d;
+    f_hid_q    <= f_hid_d;
+    f_bat_q    <= f_bat_d;
+    f_stp_q    <= f_stp_d;
+    f_base_q   <= f_base_d;
+    n_q        <= n_d;
+    b_q        <= b_d;
+    j_q        <= j_d;
+    dep_q      <= dep_d;
+    w_q        <= w_d;
+    i_q        <= i_d;
+    u_q        <= u_d;
+    g_q        <= g_d;
+    base_w_q   <= base_w_d;
+    in_red_q   <= in_red_d;
+    wait_q     <= wait_d;
+    since_q    <= since_d;
+    left_q     <= left_d;
+    units_q    <= units_d;
+    xp_av_q    <= xp_av_d;
+    dh_av_q    <= dh_av_d;
+    rec_av_q   <= rec_av_d;
+    hout_cr_q  <= hout_cr_d;
+    dout_cr_q  <= dout_cr_d;
+    sout_cr_q  <= sout_cr_d;
+    store_cr_q <= store_cr_d;
+    rec_cr_q   <= rec_cr_d;
+    pf_idx_q   <= pf_idx_d;
+    pf_blk_q   <= pf_blk_d;
+    tk_op_q    <= tk_op_d;
+    tk_first_q <= tk_first_d;
+    tk_last_q  <= tk_last_d;
+    tk_zero_q  <= tk_zero_d;
+    tk_pe_q    <= tk_pe_d;
+    tk_addr_q  <= tk_addr_d;
+    tk_data_q  <= tk_data_d;
+    tk_src_q   <= tk_src_d;
+    tk_lane_q  <= tk_lane_d;
+  end
+
+  // ------------------------------------------------------------- outputs
+  assign busy_o   = (state_q != S_IDLE);
+  assign status_o = status_q;
+
+  assign run_bw_o         = is_bw;
+  assign run_gru_o        = is_gru;
+  assign run_hidden_o     = HiddenWidth'(hid_q);
+  assign run_store_base_o = base_q;
+
+  assign chain_bw_o         = is_bw;
+  assign chain_rows_base_o  = RowsWidth'(quo_q);
+  assign chain_rows_extra_o = PeWidth'(rem_q);
+
+  assign tok_valid_o = tk_valid_q;
+  assign tok_op_o    = tk_op_q;
+  assign tok_first_o = tk_first_q;
+  assign tok_last_o  = tk_last_q;
+  assign tok_zero_o  = tk_zero_q;
+  assign tok_pe_o    = tk_pe_q;
+  assign tok_addr_o  = tk_addr_q;
+  always_comb begin
+    unique case (tk_src_q)
+      2'd1:    tok_data_o = hbuf_rdata_i;
+      2'd2:    tok_data_o = dbuf_rdata_i[tk_lane_q*32 +: 32];
+      default: tok_data_o = tk_data_q;
+    endcase
+  end
+
+  assign cnt_cycles_o       = c_cyc_q;
+  assign cnt_macs_o         = c_mac_q;
+  assign cnt_stall_input_o  = c_in_q;
+  assign cnt_stall_output_o = c_out_q;
+  assign cnt_stall_dep_o    = c_dep_q;
+  assign cnt_stall_store_o  = c_st_q;
+  assign cnt_weight_words_o = c_ww_q;
+
+`ifndef SYNTHESIS
+  initial begin
+    if (NumPe < 1) $error("sequencer: NumPe must be >= 1");
+    if (MaxBatch < 1 || MaxHidden < 1) $error("sequencer: MaxBatch and MaxHidden must be >= 1");
+    if (FifoDepth < 2 * MaxHidden) $error("sequencer: FifoDepth must hold two steps");
+  end
+`endif
+
+endmodule
+
+`default_nettype wire

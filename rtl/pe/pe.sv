@@ -1,0 +1,488 @@
+// One processing element of the recurrent engine's chain. It holds rows
+// k = lr*NumPe + PeIndex of the recurrent matrix U (chain row order k = G*j + g)
+// in a local weight RAM (word lr*H + c holds U[k][c]) and does one FP32 MAC per
+// cycle (unfused: fp_mul then fp_add) on the token it is working on:
+//   ELEM   (FW)  operand h[c]: acc[lr] (+)= U[k][c] * h[c] for its rows lr;
+//                on the step's last element the sums go to the result RAM and
+//                are drained onto the result relay, one every NumPe cycles,
+//                so the chain emits all G*H results in row order k.
+//   ROW    (BW)  operand delta[k] for this PE: acc[c] (+)= U[k][c] * delta[k]
+//                for every column c; the first row of a step seeds with the
+//                product alone (x + (-0) == x).
+//   REDUCE (BW)  PE 0 starts H partials; each PE adds its acc[c] to partial c
+//                as it passes (PEs without rows add -0), so the chain emits
+//                dh_rec[c] = (((acc_0[c] + acc_1[c]) + acc_2[c]) ...) in order c.
+//   LOAD         writes one word into this PE's weight RAM.
+// Links are neighbour-only: every token, configuration bit and result is
+// registered once per PE. The chain is rigidly timed (no stall); the sequencer
+// spaces tokens so that a PE never has two jobs at once (asserted here).
+// Latency: a MAC issued at cycle i writes back at the end of cycle
+// i+1+MulLatency+AddLatency; a reduction partial spends AddLatency+2 cycles per PE.
+`default_nettype none
+
+module pe #(
+  parameter int unsigned NumPe       = 4,
+  parameter int unsigned PeIndex     = 0,
+  parameter int unsigned WeightDepth = 1024,
+  parameter int unsigned MaxHidden   = 32,
+  parameter int unsigned MulLatency  = 2,
+  parameter int unsigned AddLatency  = 3,
+  localparam int unsigned MaxRows     = (4 * MaxHidden + NumPe - 1) / NumPe,
+  localparam int unsigned AccDepth    = (MaxRows > MaxHidden) ? MaxRows : MaxHidden,
+  localparam int unsigned AccWidth    = $clog2(AccDepth),
+  localparam int unsigned ResWidth    = (MaxRows > 1) ? $clog2(MaxRows) : 1,
+  localparam int unsigned PeWidth     = (NumPe > 1) ? $clog2(NumPe) : 1,
+  localparam int unsigned WAddrWidth  = $clog2(WeightDepth),
+  localparam int unsigned HiddenWidth = $clog2(MaxHidden + 1),
+  localparam int unsigned RowsWidth   = $clog2(MaxRows + 1),
+  localparam int unsigned CntWidth    = (RowsWidth > HiddenWidth) ? RowsWidth : HiddenWidth
+) (
+  input  logic                   clk_i,
+  input  logic                   rst_i,
+  // Static configuration (changes only between commands), relayed.
+  input  logic                   cfg_bw_i,          // 1: backward (ROW/REDUCE) mode
+  input  logic [HiddenWidth-1:0] cfg_hidden_i,      // H
+  input  logic [RowsWidth-1:0]   cfg_rows_base_i,   // floor(G*H / NumPe)
+  input  logic [PeWidth-1:0]     cfg_rows_extra_i,  // (G*H) mod NumPe
+  output logic                   cfg_bw_o,
+  output logic [HiddenWidth-1:0] cfg_hidden_o,
+  output logic [RowsWidth-1:0]   cfg_rows_base_o,
+  output logic [PeWidth-1:0]     cfg_rows_extra_o,
+  // Token relay.
+  input  logic                   tok_valid_i,
+  input  logic [1:0]             tok_op_i,
+  input  logic                   tok_first_i,
+  input  logic                   tok_last_i,
+  input  logic                   tok_zero_i,
+  input  logic [PeWidth-1:0]     tok_pe_i,
+  input  logic [WAddrWidth-1:0]  tok_addr_i,
+  input  logic [31:0]            tok_data_i,
+  output logic                   tok_valid_o,
+  output logic [1:0]             tok_op_o,
+  output logic                   tok_first_o,
+  output logic                   tok_last_o,
+  output logic                   tok_zero_o,
+  output logic [PeWidth-1:0]     tok_pe_o,
+  output logic [WAddrWidth-1:0]  tok_addr_o,
+  output logic [31:0]            tok_data_o,
+  // Result relay (FW results / BW reduction partials).
+  input  logic                   res_valid_i,
+  input  logic                   res_zero_i,
+  input  logic [31:0]            res_data_i,
+  output logic                   res_valid_o,
+  output logic                   res_zero_o,
+  output logic [31:0]            res_data_o
+);
+
+  localparam int unsigned DrainDelay = engine_pkg::pe_drain_delay(MulLatency, AddLatency);
+  localparam int unsigned WaitWidth  = $clog2(DrainDelay + NumPe + 1);
+  localparam logic [PeWidth-1:0] MY_INDEX = PeWidth'(PeIndex);
+
+  // ---------------------------------------------------------------- config
+  logic                   cfg_bw_q;
+  logic [HiddenWidth-1:0] cfg_hidden_q;
+  logic [RowsWidth-1:0]   cfg_rows_base_q;
+  logic [PeWidth-1:0]     cfg_rows_extra_q;
+  logic [RowsWidth-1:0]   rows;      // rows this PE holds
+  logic                   has_rows;
+
+  always_ff @(posedge clk_i) begin
+    if (rst_i) begin
+      cfg_bw_q         <= 1'b0;
+      cfg_hidden_q     <= '0;
+      cfg_rows_base_q  <= '0;
+      cfg_rows_extra_q <= '0;
+    end else begin
+      cfg_bw_q         <= cfg_bw_i;
+      cfg_hidden_q     <= cfg_hidden_i;
+      cfg_rows_base_q  <= cfg_rows_base_i;
+      cfg_rows_extra_q <= cfg_rows_extra_i;
+    end
+  end
+  assign cfg_bw_o         = cfg_bw_q;
+  assign cfg_hidden_o     = cfg_hidden_q;
+  assign cfg_rows_base_o  = cfg_rows_base_q;
+  assign cfg_rows_extra_o = cfg_rows_extra_q;
+
+  assign rows     = cfg_rows_base_q + RowsWidth'({1'b0, cfg_rows_extra_q} > {1'b0, MY_INDEX});
+  assign has_rows = (rows != '0);
+
+  // ---------------------------------------------------------- token relay
+  logic                  tok_valid_q;
+  logic [1:0]            tok_op_q;
+  logic                  tok_first_q, tok_last_q, tok_zero_q;
+  logic [PeWidth-1:0]    tok_pe_q;
+  logic [WAddrWidth-1:0] tok_addr_q;
+  logic [31:0]           tok_data_q;
+
+  always_ff @(posedge clk_i) begin
+    if (rst_i) tok_valid_q <= 1'b0;
+    else       tok_valid_q <= tok_valid_i;
+  end
+  always_ff @(posedge clk_i) begin
+    tok_op_q    <= tok_op_i;
+    tok_first_q <= tok_first_i;
+    tok_last_q  <= tok_last_i;
+    tok_zero_q  <= tok_zero_i;
+    tok_pe_q    <= tok_pe_i;
+    tok_addr_q  <= tok_addr_i;
+    tok_data_q  <= tok_data_i;
+  end
+  assign tok_valid_o = tok_valid_q;
+  assign tok_op_o    = tok_op_q;
+  assign tok_first_o = tok_first_q;
+  assign tok_last_o  = tok_last_q;
+  assign tok_zero_o  = tok_zero_q;
+  assign tok_pe_o    = tok_pe_q;
+  assign tok_addr_o  = tok_addr_q;
+  assign tok_data_o  = tok_data_q;
+
+  logic for_me, is_elem, is_row, is_load, is_reduce;
+  assign for_me    = (tok_pe_i == MY_INDEX);
+  assign is_elem   = tok_valid_i && (tok_op_i == engine_pkg::TOK_ELEM) && !cfg_bw_q && has_rows;
+  assign is_row    = tok_valid_i && (tok_op_i == engine_pkg::TOK_ROW) && cfg_bw_q && for_me;
+  assign is_load   = tok_valid_i && (tok_op_i == engine_pkg::TOK_LOAD) && for_me;
+  assign is_reduce = tok_valid_i && (tok_op_i == engine_pkg::TOK_REDUCE) && cfg_bw_q &&
+                     (PeIndex == 0);
+
+  // --------------------------------------------------------- MAC issuing
+  // A burst issues one MAC per cycle: rows lr = 0.. (FW, weight stride H) or
+  // columns c = 0..H-1 (BW, weight stride 1); the accumulator index counts up.
+  logic [CntWidth-1:0]    issue_cnt_q, issue_cnt_d;
+  logic [WAddrWidth-1:0]  issue_addr_q, issue_addr_d;
+  logic [AccWidth-1:0]    issue_idx_q, issue_idx_d;
+  logic                   issue_fw_q, issue_fw_d;
+  logic                   issue_first_q, issue_first_d;
+  logic                   issue_last_q, issue_last_d;
+  logic [31:0]            issue_x_q, issue_x_d;
+  logic                   issue;
+
+  assign issue = (issue_cnt_q != '0);
+
+  always_comb begin
+    issue_cnt_d   = issue_cnt_q;
+    issue_addr_d  = issue_addr_q;
+    issue_idx_d   = issue_idx_q;
+    issue_fw_d    = issue_fw_q;
+    issue_first_d = issue_first_q;
+    issue_last_d  = issue_last_q;
+    issue_x_d     = issue_x_q;
+    if (issue) begin
+      issue_cnt_d  = issue_cnt_q - 1'b1;
+      issue_addr_d = issue_addr_q + (issue_fw_q ? WAddrWidth'(cfg_hidden_q) : WAddrWidth'(1));
+      issue_idx_d  = issue_idx_q + 1'b1;
+    end
+    if (is_elem || is_row) begin
+      issue_cnt_d   = is_elem ? CntWidth'(rows) : CntWidth'(cfg_hidden_q);
+      issue_addr_d  = tok_addr_i;
+      issue_idx_d   = '0;
+      issue_fw_d    = is_elem;
+      issue_first_d = tok_first_i;
+      issue_last_d  = tok_last_i;
+      issue_x_d     = tok_data_i;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (rst_i) issue_cnt_q <= '0;
+    else       issue_cnt_q <= issue_cnt_d;
+  end
+  always_ff @(posedge clk_i) begin
+    issue_addr_q  <= issue_addr_d;
+    issue_idx_q   <= issue_idx_d;
+    issue_fw_q    <= issue_fw_d;
+    issue_first_q <= issue_first_d;
+    issue_last_q  <= issue_last_d;
+    issue_x_q     <= issue_x_d;
+  end
+
+  // Weight RAM: MAC reads, LOAD writes.
+  logic [31:0] weight;
+  prim_ram_1r1w #(
+    .Width(32),
+    .Depth(WeightDepth)
+  ) u_weights (
+    .clk_i,
+    .we_i   (is_load),
+    .waddr_i(tok_addr_i),
+    .wdata_i(tok_data_i),
+    .re_i   (issue),
+    .raddr_i(issue_addr_q),
+    .rdata_o(weight)
+  );
+
+  // MAC bookkeeping travels beside the data: {valid, fw, first, last, idx}.
+  localparam int unsigned InfoWidth = 4 + AccWidth;
+  logic [InfoWidth-1:0] info_issue, info_mul_in, info_acc_rd, info_add_in, info_add_out;
+  logic [31:0] mul_x;
+  assign info_issue = {issue, issue_fw_q, issue_first_q, issue_last_q, issue_idx_q};
+
+  prim_delay #(.Width(InfoWidth), .Depth(1)) u_info_d1 (
+    .clk_i, .d_i(info_issue), .q_o(info_mul_in));
+  prim_delay #(.Width(32), .Depth(1)) u_x_d1 (
+    .clk_i, .d_i(issue_x_q), .q_o(mul_x));
+  prim_delay #(.Width(InfoWidth), .Depth(MulLatency - 1)) u_info_mul (
+    .clk_i, .d_i(info_mul_in), .q_o(info_acc_rd));
+  prim_delay #(.Width(InfoWidth), .Depth(1)) u_info_d2 (
+    .clk_i, .d_i(info_acc_rd), .q_o(info_add_in));
+  prim_delay #(.Width(InfoWidth), .Depth(AddLatency)) u_info_add (
+    .clk_i, .d_i(info_add_in), .q_o(info_add_out));
+
+  logic mac_acc_rd, mac_add_in, mac_add_out;
+  assign mac_acc_rd  = info_acc_rd[InfoWidth-1];
+  assign mac_add_in  = info_add_in[InfoWidth-1];
+  assign mac_add_out = info_add_out[InfoWidth-1];
+
+  logic [31:0] product;
+  logic unused_mul_valid, unused_mul_ready;
+  logic [0:0] unused_mul_tag;
+  fp_mul #(
+    .TagWidth(1),
+    .Latency (MulLatency)
+  ) u_mul (
+    .clk_i,
+    .rst_i,
+    .in_valid_i (1'b1),
+    .in_ready_o (unused_mul_ready),
+    .a_i        (weight),
+    .b_i        (mul_x),
+    .tag_i      (1'b0),
+    .out_valid_o(unused_mul_valid),
+    .out_ready_i(1'b1),
+    .y_o        (product),
+    .tag_o      (unused_mul_tag)
+  );
+
+  // ------------------------------------------------------ BW reduction
+  // Partial source: PE 0 generates H partials of -0 on a REDUCE token; the
+  // others take them from the result relay.
+  logic [HiddenWidth-1:0] gen_cnt_q, gen_cnt_d;
+  logic                   gen_zero_q, gen_zero_d;
+  logic                   part_valid, part_zero;
+  logic [31:0]            part_data;
+
+  always_comb begin
+    gen_cnt_d  = gen_cnt_q;
+    gen_zero_d = gen_zero_q;
+    if (gen_cnt_q != '0) gen_cnt_d = gen_cnt_q - 1'b1;
+    if (is_reduce) begin
+      gen_cnt_d  = cfg_hidden_q;
+      gen_zero_d = tok_zero_i;
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    if (rst_i) gen_cnt_q <= '0;
+    else       gen_cnt_q <= gen_cnt_d;
+  end
+  always_ff @(posedge clk_i) gen_zero_q <= gen_zero_d;
+
+  if (PeIndex == 0) begin : g_first
+    logic unused_res;
+    assign unused_res = ^{res_valid_i, res_zero_i, res_data_i};
+    assign part_valid = (gen_cnt_q != '0);
+    assign part_zero  = gen_zero_q;
+    assign part_data  = engine_pkg::FP_NEG_ZERO;
+  end else begin : g_rest
+    assign part_valid = cfg_bw_q && res_valid_i;
+    assign part_zero  = res_zero_i;
+    assign part_data  = res_data_i;
+  end
+
+  // Column counter of the partials passing this PE (0..H-1, in order).
+  logic [AccWidth-1:0] red_idx_q, red_idx_d;
+  always_comb begin
+    red_idx_d = red_idx_q;
+    if (part_valid) begin
+      red_idx_d = (32'(red_idx_q) + 1 == 32'(cfg_hidden_q)) ? '0 : red_idx_q + 1'b1;
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    if (rst_i) red_idx_q <= '0;
+    else       red_idx_q <= red_idx_d;
+  end
+
+  // The partial waits one cycle for its accumulator word.
+  logic        red_add_in_q, red_zero_q;
+  logic [31:0] red_part_q;
+  always_ff @(posedge clk_i) begin
+    if (rst_i) red_add_in_q <= 1'b0;
+    else       red_add_in_q <= part_valid;
+  end
+  always_ff @(posedge clk_i) begin
+    red_zero_q <= part_zero;
+    red_part_q <= part_data;
+  end
+
+  // ------------------------------------------------- accumulator and adder
+  logic [31:0] acc_rdata;
+  logic        acc_re;
+  logic [AccWidth-1:0] acc_raddr;
+  assign acc_re    = mac_acc_rd || part_valid;
+  assign acc_raddr = mac_acc_rd ? info_acc_rd[AccWidth-1:0] : red_idx_q;
+
+  logic [31:0] add_a, add_b, sum;
+  always_comb begin
+    if (mac_add_in) begin
+      add_a = product;
+      add_b = info_add_in[AccWidth+1] ? engine_pkg::FP_NEG_ZERO : acc_rdata;  // first
+    end else begin
+      add_a = red_part_q;
+      add_b = (has_rows && !red_zero_q) ? acc_rdata : engine_pkg::FP_NEG_ZERO;
+    end
+  end
+
+  logic [1:0] add_tag_in, add_tag_out;  // {reduction partial, zero}
+  logic unused_add_valid, unused_add_ready;
+  assign add_tag_in = {red_add_in_q && !mac_add_in, red_zero_q};
+  fp_add #(
+    .TagWidth(2),
+    .Latency (AddLatency)
+  ) u_add (
+    .clk_i,
+    .rst_i,
+    .in_valid_i (1'b1),
+    .in_ready_o (unused_add_ready),
+    .a_i        (add_a),
+    .b_i        (add_b),
+    .tag_i      (add_tag_in),
+    .out_valid_o(unused_add_valid),
+    .out_ready_i(1'b1),
+    .y_o        (sum),
+    .tag_o      (add_tag_out)
+  );
+
+  logic red_add_out;
+  assign red_add_out = add_tag_out[1];
+
+  prim_ram_1r1w #(
+    .Width(32),
+    .Depth(AccDepth)
+  ) u_acc (
+    .clk_i,
+    .we_i   (mac_add_out),
+    .waddr_i(info_add_out[AccWidth-1:0]),
+    .wdata_i(sum),
+    .re_i   (acc_re),
+    .raddr_i(acc_raddr),
+    .rdata_o(acc_rdata)
+  );
+
+  // ------------------------------------------------------------ FW drain
+  // Results of a step's last element go to the result RAM; PE p drains row lr
+  // at (last token arrival) + 1 + DrainDelay + p + lr*NumPe.
+  logic res_we;
+  assign res_we = mac_add_out && info_add_out[InfoWidth-2] && info_add_out[AccWidth];  // fw, last
+
+  logic [RowsWidth-1:0] drain_left_q, drain_left_d;
+  logic [ResWidth-1:0]  drain_lr_q, drain_lr_d;
+  logic [WaitWidth-1:0] drain_wait_q, drain_wait_d;
+  logic                 drain_re, inject_q;
+  logic [31:0]          res_rdata;
+
+  assign drain_re = (drain_left_q != '0) && (drain_wait_q == '0);
+
+  always_comb begin
+    drain_left_d = drain_left_q;
+    drain_lr_d   = drain_lr_q;
+    drain_wait_d = drain_wait_q;
+    if (drain_left_q != '0) begin
+      if (drain_wait_q != '0) begin
+        drain_wait_d = drain_wait_q - 1'b1;
+      end else begin
+        drain_left_d = drain_left_q - 1'b1;
+        drain_lr_d   = drain_lr_q + 1'b1;
+        drain_wait_d = WaitWidth'(NumPe - 1);
+      end
+    end
+    if (is_elem && tok_last_i) begin
+      drain_left_d = rows;
+      drain_lr_d   = '0;
+      drain_wait_d = WaitWidth'(DrainDelay + PeIndex);
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    if (rst_i) begin
+      drain_left_q <= '0;
+      inject_q     <= 1'b0;
+    end else begin
+      drain_left_q <= drain_left_d;
+      inject_q     <= drain_re;
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    drain_lr_q   <= drain_lr_d;
+    drain_wait_q <= drain_wait_d;
+  end
+
+  prim_ram_1r1w #(
+    .Width(32),
+    .Depth(MaxRows > 1 ? MaxRows : 2)
+  ) u_results (
+    .clk_i,
+    .we_i   (res_we),
+    .waddr_i(info_add_out[ResWidth-1:0]),
+    .wdata_i(sum),
+    .re_i   (drain_re),
+    .raddr_i(drain_lr_q),
+    .rdata_o(res_rdata)
+  );
+
+  // --------------------------------------------------------- result relay
+  logic        res_valid_q, res_valid_d, res_zero_q, res_zero_d;
+  logic [31:0] res_data_q, res_data_d;
+  always_comb begin
+    if (cfg_bw_q) begin
+      res_valid_d = red_add_out;
+      res_zero_d  = add_tag_out[0];
+      res_data_d  = sum;
+    end else begin
+      res_valid_d = inject_q || res_valid_i;
+      res_zero_d  = 1'b0;
+      res_data_d  = inject_q ? res_rdata : res_data_i;
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    if (rst_i) res_valid_q <= 1'b0;
+    else       res_valid_q <= res_valid_d;
+  end
+  always_ff @(posedge clk_i) begin
+    res_zero_q <= res_zero_d;
+    res_data_q <= res_data_d;
+  end
+  assign res_valid_o = res_valid_q;
+  assign res_zero_o  = res_zero_q;
+  assign res_data_o  = res_data_q;
+
+  logic unused_pe;
+  assign unused_pe = ^{unused_mul_valid, unused_mul_ready, unused_mul_tag, unused_add_valid,
+                       unused_add_ready, info_add_in[AccWidth-1:0], info_add_in[InfoWidth-2],
+                       info_add_in[AccWidth], info_add_out[InfoWidth-3]};
+
+`ifndef SYNTHESIS
+  initial begin
+    if (PeIndex >= NumPe) $error("pe: PeIndex %0d >= NumPe %0d", PeIndex, NumPe);
+    if (MulLatency < 1 || AddLatency < 1) $error("pe: operator latencies must be >= 1");
+    if (WeightDepth < 2) $error("pe: WeightDepth must be >= 2");
+  end
+  // The sequencer's spacing must keep every PE to one job at a time.
+  always_ff @(posedge clk_i) begin
+    if (!rst_i) begin
+      assert (!((is_elem || is_row) && issue_cnt_q > 1))
+      else $error("pe %0d: new token while a MAC burst is still issuing", PeIndex);
+      assert (!(mac_acc_rd && part_valid))
+      else $error("pe %0d: accumulator read port claimed by MAC and reduction", PeIndex);
+      assert (!(mac_add_in && red_add_in_q))
+      else $error("pe %0d: adder claimed by MAC and reduction in the same cycle", PeIndex);
+      assert (!(inject_q && res_valid_i))
+      else $error("pe %0d: drained result collides with a relayed result", PeIndex);
+      assert (!(is_elem && tok_last_i && drain_left_q != '0))
+      else $error("pe %0d: new step's results before the previous drain finished", PeIndex);
+      assert (!(is_load && issue))
+      else $error("pe %0d: weight load during a MAC burst", PeIndex);
+    end
+  end
+`endif
+
+endmodule
+
+`default_nettype wire

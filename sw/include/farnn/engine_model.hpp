@@ -1,0 +1,86 @@
+// Bit-accurate model of the recurrent engine (PE chain + activation unit),
+// operation for operation in the hardware's order, on binary32 bit patterns.
+// RTL results are compared against it bit for bit.
+//
+// Layouts (the engine's stream order, see docs/architecture.md):
+//   chain row k = G*j + g  <->  PyTorch row g*H + j   (unit-major, gate-minor)
+//   xp      [T][B][G*H]  unit-major, includes b_ih (computed on the GPU side)
+//   h       [T][B][H]
+//   dh      [T][B][H]    gradient from the layer above
+//   delta   [T][B][H][4] LSTM: d(pre) of i,f,g,o   GRU: d(pre) of r,z,n and
+//                        d(U_hn h + b_hn) = d(pre n) * r
+//   records [T][B][H][8] FW activations kept for BW (the gate store):
+//                        LSTM i,f,g,o,tanh(c),c_prev,0,0  GRU r,z,n,hn,h_prev,0,0,0
+//   state   per sequence, unit-interleaved: LSTM (h,c) or (dh,dc) pairs, GRU h or dh
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace farnn::engine {
+
+enum class Cell : int { kLstm = 0, kGru = 1 };
+
+inline int gates(Cell cell) { return cell == Cell::kLstm ? 4 : 3; }
+// Words per unit in the state streams (h,c) / (dh,dc) for LSTM, h / dh for GRU.
+inline int state_words(Cell cell) { return cell == Cell::kLstm ? 2 : 1; }
+inline const char* cell_name(Cell cell) { return cell == Cell::kLstm ? "lstm" : "gru"; }
+
+constexpr int kRecordWords = 8;
+constexpr int kDeltaWords = 4;
+
+struct Config {
+  Cell cell = Cell::kLstm;
+  int hidden = 1;
+  int batch = 1;
+  int steps = 1;
+  int num_pe = 1;
+  int gate_rows() const { return gates(cell) * hidden; }
+};
+
+// Recurrent weights in PyTorch layout (weight_hh_l0, bias_hh_l0) as bit patterns.
+struct Weights {
+  std::vector<uint32_t> w_hh;  // [G*H][H] row-major, row g*H + j
+  std::vector<uint32_t> b_hh;  // [G*H], index g*H + j
+};
+
+struct ForwardResult {
+  std::vector<uint32_t> h;          // [T][B][H]
+  std::vector<uint32_t> state_out;  // [B][H][state_words]
+  std::vector<uint32_t> records;    // [T][B][H][8]
+};
+
+struct BackwardResult {
+  std::vector<uint32_t> delta;      // [T][B][H][4]
+  std::vector<uint32_t> state_out;  // [B][H][state_words]
+};
+
+// Throws std::invalid_argument naming the first size that does not fit.
+void validate(const Config& cfg, const Weights& w);
+
+// The weight-load stream: U in chain row order (row k = G*j+g, H words each)
+// followed by b_hh in chain row order.
+std::vector<uint32_t> load_stream(const Config& cfg, const Weights& w);
+
+// Index helpers between PyTorch gate-major rows and chain rows.
+inline int chain_row(int gate, int unit, int num_gates) { return num_gates * unit + gate; }
+
+ForwardResult forward(const Config& cfg, const Weights& w, const std::vector<uint32_t>& xp,
+                      const std::vector<uint32_t>& state_in);
+
+BackwardResult backward(const Config& cfg, const Weights& w, const std::vector<uint32_t>& records,
+                        const std::vector<uint32_t>& dh, const std::vector<uint32_t>& carry_in);
+
+// --- pieces, exposed for unit tests -------------------------------------
+// FW chain: acc[k] = ((U[k][0]*h[0] + U[k][1]*h[1]) + ...), k in chain order.
+std::vector<uint32_t> chain_forward(const Config& cfg, const std::vector<uint32_t>& u_chain,
+                                    const std::vector<uint32_t>& h_prev);
+// BW chain: per PE p, partial[c] = sum over its rows lr in order of U[k][c]*delta[k];
+// then dh_rec[c] = (((-0 + partial_0[c]) + partial_1[c]) + ...) over PEs in order.
+std::vector<uint32_t> chain_backward(const Config& cfg, const std::vector<uint32_t>& u_chain,
+                                     const std::vector<uint32_t>& delta_rows);
+// U reordered to chain rows: u_chain[k*H + c].
+std::vector<uint32_t> to_chain_rows(const Config& cfg, const std::vector<uint32_t>& w_hh);
+
+}  // namespace farnn::engine

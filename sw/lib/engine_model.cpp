@@ -1,0 +1,287 @@
+// Bit-accurate model of the recurrent engine; see engine_model.hpp. Every
+// arithmetic step below is one hardware operator, in the hardware's order.
+#include "farnn/engine_model.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include "farnn/activation.hpp"
+#include "farnn/fp32.hpp"
+
+namespace farnn::engine {
+namespace {
+
+constexpr uint32_t kNegZero = 0x80000000u;
+constexpr uint32_t kOne = 0x3f800000u;
+
+// The host-FPU paths are proven bit-identical to the soft-float model by
+// tests/fp32 and are much faster.
+inline uint32_t add(uint32_t a, uint32_t b) { return fp32::add_host(a, b); }
+inline uint32_t mul(uint32_t a, uint32_t b) { return fp32::mul_host(a, b); }
+inline uint32_t neg(uint32_t a) { return a ^ 0x80000000u; }
+inline uint32_t sub(uint32_t a, uint32_t b) { return add(a, neg(b)); }
+inline uint32_t one_minus(uint32_t a) { return add(kOne, neg(a)); }
+inline uint32_t sig(uint32_t x) { return act::sigmoid(x); }
+inline uint32_t tnh(uint32_t x) { return act::tanh(x); }
+
+void expect_size(const std::vector<uint32_t>& v, size_t n, const char* what) {
+  if (v.size() != n) {
+    throw std::invalid_argument(std::string("engine model: ") + what + " has " +
+                                std::to_string(v.size()) + " words, expected " + std::to_string(n));
+  }
+}
+
+// One unit of the FW activation unit. acc/xp/b hold the unit's G gate values.
+struct FwUnit {
+  uint32_t h = 0;
+  uint32_t state = 0;  // c (LSTM) or h (GRU)
+  uint32_t record[kRecordWords] = {};
+};
+
+FwUnit fw_lstm(const uint32_t* acc, const uint32_t* xp, const uint32_t* b, uint32_t c_prev) {
+  uint32_t p[4];
+  for (int g = 0; g < 4; ++g) p[g] = add(add(acc[g], b[g]), xp[g]);
+  const uint32_t i = sig(p[0]), f = sig(p[1]), gg = tnh(p[2]), o = sig(p[3]);
+  const uint32_t c = add(mul(f, c_prev), mul(i, gg));
+  const uint32_t tc = tnh(c);
+  FwUnit u;
+  u.h = mul(o, tc);
+  u.state = c;
+  const uint32_t rec[kRecordWords] = {i, f, gg, o, tc, c_prev, 0, 0};
+  std::copy(rec, rec + kRecordWords, u.record);
+  return u;
+}
+
+FwUnit fw_gru(const uint32_t* acc, const uint32_t* xp, const uint32_t* b, uint32_t h_prev) {
+  const uint32_t a_r = add(acc[0], b[0]), a_z = add(acc[1], b[1]), a_n = add(acc[2], b[2]);
+  const uint32_t r = sig(add(a_r, xp[0]));
+  const uint32_t z = sig(add(a_z, xp[1]));
+  const uint32_t n = tnh(add(xp[2], mul(r, a_n)));
+  FwUnit u;
+  u.h = add(n, mul(z, sub(h_prev, n)));
+  u.state = u.h;
+  const uint32_t rec[kRecordWords] = {r, z, n, a_n, h_prev, 0, 0, 0};
+  std::copy(rec, rec + kRecordWords, u.record);
+  return u;
+}
+
+// One unit of the BW activation unit.
+struct BwUnit {
+  uint32_t delta[kDeltaWords] = {};  // to the GPU side
+  uint32_t rows[4] = {};             // to the chain (G used)
+  uint32_t carry = 0;                // dc_{t-1} (LSTM) or dh*z (GRU)
+};
+
+BwUnit bw_lstm(uint32_t dh_ext, uint32_t dh_rec, uint32_t dc_next, const uint32_t* rec) {
+  const uint32_t i = rec[0], f = rec[1], g = rec[2], o = rec[3], tc = rec[4], c_prev = rec[5];
+  const uint32_t dh = add(dh_ext, dh_rec);
+  const uint32_t do_act = mul(o, one_minus(o));
+  const uint32_t di_act = mul(i, one_minus(i));
+  const uint32_t df_act = mul(f, one_minus(f));
+  const uint32_t tcm = one_minus(mul(tc, tc));
+  const uint32_t gm = one_minus(mul(g, g));
+  const uint32_t d_o = mul(mul(dh, tc), do_act);
+  const uint32_t dc = add(dc_next, mul(mul(dh, o), tcm));
+  BwUnit u;
+  const uint32_t d_i = mul(mul(dc, g), di_act);
+  const uint32_t d_g = mul(mul(dc, i), gm);
+  const uint32_t d_f = mul(mul(dc, c_prev), df_act);
+  u.carry = mul(dc, f);
+  const uint32_t d[4] = {d_i, d_f, d_g, d_o};
+  for (int k = 0; k < 4; ++k) u.delta[k] = u.rows[k] = d[k];
+  return u;
+}
+
+BwUnit bw_gru(uint32_t dh_ext, uint32_t dh_rec, uint32_t carry, const uint32_t* rec) {
+  const uint32_t r = rec[0], z = rec[1], n = rec[2], hn = rec[3], h_prev = rec[4];
+  const uint32_t dh = add(add(dh_ext, dh_rec), carry);
+  const uint32_t zm = one_minus(z);
+  const uint32_t nm = one_minus(mul(n, n));
+  const uint32_t zz = mul(z, zm);
+  const uint32_t rr = mul(r, one_minus(r));
+  const uint32_t d_n = mul(mul(dh, zm), nm);
+  const uint32_t d_z = mul(mul(dh, sub(h_prev, n)), zz);
+  const uint32_t d_hn = mul(d_n, r);
+  const uint32_t d_r = mul(mul(d_n, hn), rr);
+  BwUnit u;
+  u.carry = mul(dh, z);
+  const uint32_t d[4] = {d_r, d_z, d_n, d_hn};
+  for (int k = 0; k < 4; ++k) u.delta[k] = d[k];
+  u.rows[0] = d_r;
+  u.rows[1] = d_z;
+  u.rows[2] = d_hn;
+  return u;
+}
+
+}  // namespace
+
+void validate(const Config& cfg, const Weights& w) {
+  if (cfg.hidden < 1 || cfg.batch < 1 || cfg.steps < 1 || cfg.num_pe < 1) {
+    throw std::invalid_argument("engine model: hidden, batch, steps and num_pe must be >= 1");
+  }
+  const size_t gh = static_cast<size_t>(cfg.gate_rows());
+  expect_size(w.w_hh, gh * cfg.hidden, "w_hh");
+  expect_size(w.b_hh, gh, "b_hh");
+}
+
+std::vector<uint32_t> to_chain_rows(const Config& cfg, const std::vector<uint32_t>& w_hh) {
+  const int H = cfg.hidden, G = gates(cfg.cell);
+  std::vector<uint32_t> u(static_cast<size_t>(G) * H * H);
+  for (int j = 0; j < H; ++j) {
+    for (int g = 0; g < G; ++g) {
+      const size_t k = chain_row(g, j, G), src = static_cast<size_t>(g) * H + j;
+      for (int c = 0; c < H; ++c) u[k * H + c] = w_hh[src * H + c];
+    }
+  }
+  return u;
+}
+
+std::vector<uint32_t> load_stream(const Config& cfg, const Weights& w) {
+  validate(cfg, w);
+  const int H = cfg.hidden, G = gates(cfg.cell);
+  std::vector<uint32_t> s = to_chain_rows(cfg, w.w_hh);
+  for (int j = 0; j < H; ++j) {
+    for (int g = 0; g < G; ++g) s.push_back(w.b_hh[static_cast<size_t>(g) * H + j]);
+  }
+  return s;
+}
+
+std::vector<uint32_t> chain_forward(const Config& cfg, const std::vector<uint32_t>& u_chain,
+                                    const std::vector<uint32_t>& h_prev) {
+  const int H = cfg.hidden, GH = cfg.gate_rows();
+  std::vector<uint32_t> acc(GH);
+  for (int k = 0; k < GH; ++k) {
+    const uint32_t* row = &u_chain[static_cast<size_t>(k) * H];
+    uint32_t a = mul(row[0], h_prev[0]);
+    for (int c = 1; c < H; ++c) a = add(a, mul(row[c], h_prev[c]));
+    acc[k] = a;
+  }
+  return acc;
+}
+
+std::vector<uint32_t> chain_backward(const Config& cfg, const std::vector<uint32_t>& u_chain,
+                                     const std::vector<uint32_t>& delta_rows) {
+  const int H = cfg.hidden, GH = cfg.gate_rows(), P = cfg.num_pe;
+  std::vector<uint32_t> dh(H, kNegZero);
+  std::vector<uint32_t> partial(H);
+  for (int p = 0; p < P; ++p) {
+    if (p >= GH) {  // no rows: the PE adds -0, which changes nothing
+      for (int c = 0; c < H; ++c) dh[c] = add(dh[c], kNegZero);
+      continue;
+    }
+    for (int k = p, lr = 0; k < GH; k += P, ++lr) {
+      const uint32_t* row = &u_chain[static_cast<size_t>(k) * H];
+      for (int c = 0; c < H; ++c) {
+        const uint32_t prod = mul(row[c], delta_rows[k]);
+        partial[c] = lr == 0 ? prod : add(partial[c], prod);
+      }
+    }
+    for (int c = 0; c < H; ++c) dh[c] = add(dh[c], partial[c]);
+  }
+  return dh;
+}
+
+ForwardResult forward(const Config& cfg, const Weights& w, const std::vector<uint32_t>& xp,
+                      const std::vector<uint32_t>& state_in) {
+  validate(cfg, w);
+  const int H = cfg.hidden, B = cfg.batch, T = cfg.steps, G = gates(cfg.cell);
+  const int GH = G * H, SW = state_words(cfg.cell);
+  expect_size(xp, static_cast<size_t>(T) * B * GH, "xp");
+  expect_size(state_in, static_cast<size_t>(B) * H * SW, "state_in");
+  const std::vector<uint32_t> u = to_chain_rows(cfg, w.w_hh);
+  std::vector<uint32_t> bias(GH);
+  for (int j = 0; j < H; ++j)
+    for (int g = 0; g < G; ++g) bias[chain_row(g, j, G)] = w.b_hh[static_cast<size_t>(g) * H + j];
+
+  // h (chain input) and the cell-state buffer (c for LSTM, h for GRU), per sequence.
+  std::vector<std::vector<uint32_t>> h(B, std::vector<uint32_t>(H)), state(B, std::vector<uint32_t>(H));
+  for (int b = 0; b < B; ++b) {
+    for (int j = 0; j < H; ++j) {
+      h[b][j] = state_in[(static_cast<size_t>(b) * H + j) * SW];
+      state[b][j] = cfg.cell == Cell::kLstm ? state_in[(static_cast<size_t>(b) * H + j) * SW + 1]
+                                            : h[b][j];
+    }
+  }
+  ForwardResult out;
+  out.h.resize(static_cast<size_t>(T) * B * H);
+  out.records.resize(static_cast<size_t>(T) * B * H * kRecordWords);
+  out.state_out.resize(static_cast<size_t>(B) * H * SW);
+  for (int t = 0; t < T; ++t) {
+    for (int b = 0; b < B; ++b) {
+      const std::vector<uint32_t> acc = chain_forward(cfg, u, h[b]);
+      const uint32_t* x = &xp[(static_cast<size_t>(t) * B + b) * GH];
+      for (int j = 0; j < H; ++j) {
+        const int k0 = G * j;
+        const FwUnit r = cfg.cell == Cell::kLstm ? fw_lstm(&acc[k0], &x[k0], &bias[k0], state[b][j])
+                                                 : fw_gru(&acc[k0], &x[k0], &bias[k0], state[b][j]);
+        h[b][j] = r.h;
+        state[b][j] = r.state;
+        const size_t n = (static_cast<size_t>(t) * B + b) * H + j;
+        out.h[n] = r.h;
+        std::copy(r.record, r.record + kRecordWords, &out.records[n * kRecordWords]);
+      }
+    }
+  }
+  for (int b = 0; b < B; ++b) {
+    for (int j = 0; j < H; ++j) {
+      const size_t n = (static_cast<size_t>(b) * H + j) * SW;
+      out.state_out[n] = h[b][j];
+      if (cfg.cell == Cell::kLstm) out.state_out[n + 1] = state[b][j];
+    }
+  }
+  return out;
+}
+
+BackwardResult backward(const Config& cfg, const Weights& w, const std::vector<uint32_t>& records,
+                        const std::vector<uint32_t>& dh, const std::vector<uint32_t>& carry_in) {
+  validate(cfg, w);
+  const int H = cfg.hidden, B = cfg.batch, T = cfg.steps, G = gates(cfg.cell);
+  const int GH = G * H, SW = state_words(cfg.cell);
+  expect_size(records, static_cast<size_t>(T) * B * H * kRecordWords, "records");
+  expect_size(dh, static_cast<size_t>(T) * B * H, "dh");
+  expect_size(carry_in, static_cast<size_t>(B) * H, "carry_in");
+  const std::vector<uint32_t> u = to_chain_rows(cfg, w.w_hh);
+
+  std::vector<std::vector<uint32_t>> carry(B, std::vector<uint32_t>(H));
+  std::vector<std::vector<uint32_t>> rows(B, std::vector<uint32_t>(GH));  // delta_{t+1} in chain rows
+  for (int b = 0; b < B; ++b)
+    for (int j = 0; j < H; ++j) carry[b][j] = carry_in[static_cast<size_t>(b) * H + j];
+
+  BackwardResult out;
+  out.delta.resize(static_cast<size_t>(T) * B * H * kDeltaWords);
+  out.state_out.resize(static_cast<size_t>(B) * H * SW);
+  for (int t = T - 1; t >= 0; --t) {
+    for (int b = 0; b < B; ++b) {
+      // The first BW step has no recurrent gradient: the chain runs a zero
+      // reduction, which yields -0 for every column.
+      const std::vector<uint32_t> dh_rec =
+          t == T - 1 ? std::vector<uint32_t>(H, kNegZero) : chain_backward(cfg, u, rows[b]);
+      for (int j = 0; j < H; ++j) {
+        const size_t n = (static_cast<size_t>(t) * B + b) * H + j;
+        const uint32_t* rec = &records[n * kRecordWords];
+        const BwUnit r = cfg.cell == Cell::kLstm ? bw_lstm(dh[n], dh_rec[j], carry[b][j], rec)
+                                                 : bw_gru(dh[n], dh_rec[j], carry[b][j], rec);
+        carry[b][j] = r.carry;
+        for (int g = 0; g < G; ++g) rows[b][chain_row(g, j, G)] = r.rows[g];
+        std::copy(r.delta, r.delta + kDeltaWords, &out.delta[n * kDeltaWords]);
+      }
+    }
+  }
+  // Final reduction: dh0 = U^T delta_0 (+ the GRU direct term), dc0 = carry.
+  for (int b = 0; b < B; ++b) {
+    const std::vector<uint32_t> dh_rec = chain_backward(cfg, u, rows[b]);
+    for (int j = 0; j < H; ++j) {
+      const size_t n = (static_cast<size_t>(b) * H + j) * SW;
+      const uint32_t s = add(kNegZero, dh_rec[j]);
+      if (cfg.cell == Cell::kLstm) {
+        out.state_out[n] = s;
+        out.state_out[n + 1] = carry[b][j];
+      } else {
+        out.state_out[n] = add(s, carry[b][j]);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace farnn::engine

@@ -1,0 +1,109 @@
+// Engine benchmark (`make bench`): LSTM and GRU, hidden sizes from 2*NumPe to
+// the largest that fits, batch 1 and MaxBatch, T = 100, ideal streams (no idle
+// input, no backpressure) and a gate store with a fixed 30-cycle latency.
+// For every configuration it records, per phase, cycles, useful MACs, MAC
+// utilization = MACs / (NumPe * cycles) (the cycle count runs from command
+// acceptance to done, so it includes every step turnaround, the activation
+// latency and the final drain), stall cycles by cause, bytes moved on each
+// stream, and the projected time and throughput at the given clock. Outputs
+// are checked bit-exact against the model so that no figure comes from a
+// wrong run. Writes JSON (--json FILE).
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "layer_run.hpp"
+
+namespace {
+
+using namespace farnn;
+using namespace farnn::tb;
+using nlohmann::json;
+
+json phase_json(const CommandResult& r, uint64_t macs, int num_pe, double clock_hz, uint64_t bytes_in,
+                uint64_t bytes_out, uint64_t store_bytes) {
+  const Counters& c = r.counters;
+  const double seconds = static_cast<double>(c.cycles) / clock_hz;
+  return json{{"cycles", c.cycles},
+              {"macs", macs},
+              {"mac_utilization", utilization(macs, num_pe, c.cycles)},
+              {"stall_cycles",
+               {{"input", c.stall_input}, {"output", c.stall_output}, {"dependency", c.stall_dep},
+                {"gate_store", c.stall_store}}},
+              {"bytes",
+               {{"stream_in", bytes_in},
+                {"stream_out", bytes_out},
+                {"gate_store", store_bytes},
+                {"weights", c.weight_words * 4}}},
+              {"projected_seconds", seconds},
+              {"projected_gflops", seconds > 0 ? 2.0 * static_cast<double>(macs) / seconds / 1e9 : 0.0}};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return run_main(argc, argv, "bench_engine", [](const Options& opt) {
+    EngineHarness hx(opt, "bench_engine");
+    const EngineParams& p = hx.params();
+    const int steps = static_cast<int>(opt.get_int("steps", 100));
+    const double clock_hz = opt.get_double("clock-mhz", 300.0) * 1e6;
+    Stress ideal;
+    ideal.mem_min_latency = ideal.mem_max_latency = 30;
+    hx.set_stress(ideal);
+
+    json out{{"benchmark", "engine"},
+             {"params",
+              {{"num_pe", p.num_pe}, {"weight_depth", p.weight_depth}, {"max_hidden", p.max_hidden},
+               {"max_batch", p.max_batch}, {"mul_latency", p.mul_latency}, {"add_latency", p.add_latency}}},
+             {"clock_mhz", clock_hz / 1e6},
+             {"steps", steps},
+             {"seed", opt.seed()},
+             {"configs", json::array()}};
+    Rng rng(opt.seed());
+    for (engine::Cell cell : {engine::Cell::kLstm, engine::Cell::kGru}) {
+      const int g = engine::gates(cell);
+      int h_max = p.max_hidden;
+      while ((g * h_max + p.num_pe - 1) / p.num_pe * h_max > p.weight_depth) --h_max;
+      std::vector<int> hidden;
+      for (int h = 2 * p.num_pe; h < h_max; h *= 2) hidden.push_back(h);
+      hidden.push_back(h_max);
+      for (int h : hidden) {
+        for (int batch : {1, p.max_batch}) {
+          const engine::Config cfg{cell, h, batch, steps, p.num_pe};
+          const LayerCase lc = make_layer_case(rng, cfg, h);
+          const LayerRun r = run_layer(hx, lc);
+          const bool exact = r.fw.status == kOk && r.bw.status == kOk &&
+                             first_mismatch(r.model_fw.h, r.fw.h) < 0 &&
+                             first_mismatch(r.expected_delta, r.bw.delta) < 0 &&
+                             first_mismatch(r.model_bw.state_out, r.bw.state_out) < 0;
+          if (!exact) hx.tb().fail("benchmark run is not bit-exact with the model");
+          const uint64_t tbh = static_cast<uint64_t>(steps) * batch * h;
+          const int sw = engine::state_words(cell);
+          const json fw = phase_json(r.fw, r.useful_macs, p.num_pe, clock_hz,
+                                     4 * (tbh * g + static_cast<uint64_t>(batch) * h * sw),
+                                     4 * (tbh + static_cast<uint64_t>(batch) * h * sw), 32 * tbh);
+          const json bw = phase_json(r.bw, r.useful_macs, p.num_pe, clock_hz,
+                                     4 * (tbh + static_cast<uint64_t>(batch) * h),
+                                     4 * (tbh * 4 + static_cast<uint64_t>(batch) * h * sw), 32 * tbh);
+          out["configs"].push_back(json{{"cell", engine::cell_name(cell)},
+                                        {"hidden", h},
+                                        {"batch", batch},
+                                        {"steps", steps},
+                                        {"bit_exact", exact},
+                                        {"load", {{"cycles", r.load.counters.cycles},
+                                                  {"weight_bytes", r.load.counters.weight_words * 4}}},
+                                        {"forward", fw},
+                                        {"backward", bw}});
+          std::printf("  %-4s H=%4d B=%d T=%d  FW %9llu cycles %5.1f%%   BW %9llu cycles %5.1f%%\n",
+                      engine::cell_name(cell), h, batch, steps,
+                      static_cast<unsigned long long>(r.fw.counters.cycles),
+                      100.0 * fw["mac_utilization"].get<double>(),
+                      static_cast<unsigned long long>(r.bw.counters.cycles),
+                      100.0 * bw["mac_utilization"].get<double>());
+        }
+      }
+    }
+    const std::string path = opt.get_string("json", "bench_engine.json");
+    std::ofstream(path) << out.dump(2) << "\n";
+    std::printf("wrote %s\n", path.c_str());
+  });
+}

@@ -1,0 +1,97 @@
+// One layer on the Verilated engine: LOAD, FORWARD, BACKWARD for a LayerCase,
+// next to the bit-accurate model's results for the same inputs. Shared by the
+// engine testbench (which asserts), `make sim` (which reports) and the
+// benchmark (which measures).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine_harness.hpp"
+#include "layer_case.hpp"
+
+namespace farnn::tb {
+
+struct LayerRun {
+  CommandResult load, fw, bw;
+  engine::ForwardResult model_fw;
+  engine::BackwardResult model_bw;
+  std::vector<uint32_t> load_stream;
+  std::vector<uint32_t> stored;         // gate store after FW, [T][B][H][8]
+  std::vector<uint32_t> expected_delta;  // model delta in the stream's order
+  uint64_t useful_macs = 0;              // per phase
+};
+
+constexpr uint64_t kStoreBase = 0x10000;
+
+// Generous bound on a command's cycles: the work plus per-step overheads,
+// scaled for the slowest stream stress.
+inline uint64_t cycle_budget(const engine::Config& c, const EngineParams& p) {
+  const uint64_t gh = static_cast<uint64_t>(c.gate_rows());
+  const uint64_t rows = (gh + p.num_pe - 1) / p.num_pe;
+  const uint64_t per_step = std::max<uint64_t>(rows, 8) * c.hidden + gh * 4 + 64ull * p.num_pe + 400;
+  return 20000 + 20 * per_step * c.steps * c.batch + 40 * (gh * (c.hidden + 1));
+}
+
+inline LayerRun run_layer(EngineHarness& hx, const LayerCase& lc) {
+  const engine::Config& cfg = lc.cfg;
+  const uint64_t budget = cycle_budget(cfg, hx.params());
+  LayerRun r;
+  r.model_fw = engine::forward(cfg, lc.weights, lc.xp, lc.state_in_fw);
+  r.model_bw = engine::backward(cfg, lc.weights, r.model_fw.records, lc.dh_bits, lc.carry_in);
+  r.expected_delta = reverse_steps(r.model_bw.delta, cfg, engine::kDeltaWords);
+  r.useful_macs = static_cast<uint64_t>(cfg.steps) * cfg.batch * cfg.gate_rows() * cfg.hidden;
+
+  EngineCommand base;
+  base.cell = static_cast<int>(cfg.cell);
+  base.hidden = cfg.hidden;
+  base.batch = cfg.batch;
+  base.steps = cfg.steps;
+  base.store_base = kStoreBase;
+  base.store_size = static_cast<uint64_t>(cfg.steps) * cfg.batch * cfg.hidden * 32;
+
+  EngineCommand load = base;
+  load.op = Op::kLoad;
+  load.weights = r.load_stream = engine::load_stream(cfg, lc.weights);
+  r.load = hx.run(load, budget);
+
+  EngineCommand fw = base;
+  fw.op = Op::kForward;
+  fw.state_in = lc.state_in_fw;
+  fw.xp = lc.xp;
+  r.fw = hx.run(fw, budget);
+  r.stored.assign(r.model_fw.records.size(), 0);
+  for (size_t n = 0; n < r.stored.size() / 8; ++n) {
+    const auto it = hx.memory().contents().find(kStoreBase + n * 32);
+    if (it == hx.memory().contents().end()) continue;  // left 0: shows up as a mismatch
+    for (int w = 0; w < 8; ++w) r.stored[n * 8 + w] = it->second[w];
+  }
+
+  EngineCommand bw = base;
+  bw.op = Op::kBackward;
+  bw.state_in = lc.carry_in;
+  bw.dh = lc.dh_stream;
+  r.bw = hx.run(bw, budget);
+  return r;
+}
+
+// Index of the first word that differs (or of the shorter end), -1 if equal.
+inline long first_mismatch(const std::vector<uint32_t>& expected, const std::vector<uint32_t>& actual) {
+  const size_t n = std::min(expected.size(), actual.size());
+  for (size_t i = 0; i < n; ++i)
+    if (expected[i] != actual[i]) return static_cast<long>(i);
+  return expected.size() == actual.size() ? -1 : static_cast<long>(n);
+}
+
+inline size_t count_mismatches(const std::vector<uint32_t>& expected, const std::vector<uint32_t>& actual) {
+  size_t bad = expected.size() > actual.size() ? expected.size() - actual.size() : actual.size() - expected.size();
+  for (size_t i = 0; i < std::min(expected.size(), actual.size()); ++i) bad += expected[i] != actual[i];
+  return bad;
+}
+
+inline double utilization(uint64_t macs, int num_pe, uint64_t cycles) {
+  return cycles == 0 ? 0.0 : static_cast<double>(macs) / (static_cast<double>(num_pe) * cycles);
+}
+
+}  // namespace farnn::tb

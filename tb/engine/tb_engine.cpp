@@ -1,0 +1,243 @@
+// Engine testbench: one LSTM/GRU layer forward and backward on the Verilated
+// engine, compared bit for bit with the engine's bit-accurate model (every h_t,
+// the final state, every gate-store record, every delta_t, dh0, dc0), with
+// random idle cycles on every input stream, random backpressure on every output
+// stream and a gate-store memory with random latency and backpressure. Also
+// checks the counters (useful MACs, zero weight traffic in backward) and that
+// every illegal configuration ends with its error status instead of hanging.
+//
+// Options: --suite errors|cases (default both), --cell lstm|gru|both,
+//          --hidden N --batch N --steps N --input N (one case instead of the suite),
+//          --seed N, --trace [file].
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "layer_run.hpp"
+
+namespace farnn::tb {
+namespace {
+
+using engine::Cell;
+
+std::string hex(uint32_t v) {
+  char b[16];
+  std::snprintf(b, sizeof b, "0x%08x", v);
+  return b;
+}
+
+// Fails on the first word that differs, naming the stream and its position.
+void expect_equal(EngineHarness& hx, const std::string& what, const std::vector<uint32_t>& expected,
+                  const std::vector<uint32_t>& actual, const std::function<std::string(size_t)>& where) {
+  if (expected.size() != actual.size()) {
+    hx.tb().fail(what + ": expected " + std::to_string(expected.size()) + " words, got " +
+                 std::to_string(actual.size()));
+  }
+  for (size_t i = 0; i < expected.size(); ++i) {
+    if (expected[i] != actual[i]) {
+      hx.tb().fail(what + " differs at " + where(i) + ": expected " + hex(expected[i]) + " got " +
+                   hex(actual[i]));
+    }
+  }
+}
+
+Stress random_stress(Rng& rng) {
+  static const double kIdle[] = {0.0, 0.1, 0.5};
+  static const double kStall[] = {0.0, 0.2, 0.6};
+  Stress s;
+  s.in_idle = kIdle[rng.range(0, 2)];
+  s.out_stall = kStall[rng.range(0, 2)];
+  s.mem_req_stall = kStall[rng.range(0, 2)];
+  s.mem_rsp_stall = kStall[rng.range(0, 2)];
+  s.mem_min_latency = static_cast<int>(rng.range(1, 4));
+  s.mem_max_latency = s.mem_min_latency + static_cast<int>(rng.range(0, 40));
+  return s;
+}
+
+void run_case(EngineHarness& hx, const engine::Config& cfg, int input, uint64_t case_seed) {
+  Rng rng(case_seed);
+  const LayerCase lc = make_layer_case(rng, cfg, input);
+  const int H = cfg.hidden, B = cfg.batch, T = cfg.steps;
+  const Stress stress = random_stress(rng);
+  hx.set_stress(stress);
+  std::printf("  case %s H=%d I=%d B=%d T=%d  stress idle=%.1f stall=%.1f mem=%.1f/%.1f lat %d..%d\n",
+              engine::cell_name(cfg.cell), H, input, B, T, stress.in_idle, stress.out_stall,
+              stress.mem_req_stall, stress.mem_rsp_stall, stress.mem_min_latency, stress.mem_max_latency);
+
+  const LayerRun r = run_layer(hx, lc);
+  if (r.load.status != kOk) hx.tb().fail("LOAD refused with status " + std::to_string(r.load.status));
+  if (r.load.counters.weight_words != r.load_stream.size()) hx.tb().fail("LOAD weight word count wrong");
+  if (r.fw.status != kOk) hx.tb().fail("FORWARD refused with status " + std::to_string(r.fw.status));
+  expect_equal(hx, "h_t", r.model_fw.h, r.fw.h, [&](size_t i) {
+    return "t=" + std::to_string(i / (B * H)) + " b=" + std::to_string(i / H % B) +
+           " j=" + std::to_string(i % H);
+  });
+  expect_equal(hx, "final state", r.model_fw.state_out, r.fw.state_out,
+               [&](size_t i) { return "word " + std::to_string(i); });
+  expect_equal(hx, "gate store", r.model_fw.records, r.stored, [&](size_t i) {
+    return "record " + std::to_string(i / 8) + " word " + std::to_string(i % 8);
+  });
+  if (r.fw.counters.macs != r.useful_macs) hx.tb().fail("FORWARD MAC count wrong");
+  if (r.fw.counters.weight_words != 0) hx.tb().fail("FORWARD moved weight words");
+  if (r.bw.status != kOk) hx.tb().fail("BACKWARD refused with status " + std::to_string(r.bw.status));
+  expect_equal(hx, "delta_t", r.expected_delta, r.bw.delta, [&](size_t i) {
+    const size_t unit = i / 4, step = unit / (B * H);
+    return "t=" + std::to_string(T - 1 - static_cast<int>(step)) + " b=" + std::to_string(unit / H % B) +
+           " j=" + std::to_string(unit % H) + " word " + std::to_string(i % 4);
+  });
+  expect_equal(hx, "dh0/dc0", r.model_bw.state_out, r.bw.state_out,
+               [&](size_t i) { return "word " + std::to_string(i); });
+  if (r.bw.counters.macs != r.useful_macs) hx.tb().fail("BACKWARD MAC count wrong");
+  if (r.bw.counters.weight_words != 0) hx.tb().fail("BACKWARD moved weight words");
+
+  check_against_golden(hx.tb(), lc, r.fw.h, r.fw.state_out, r.bw.delta, r.bw.state_out);
+  const int p = hx.params().num_pe;
+  std::printf("    bit-exact: %zu h, %zu records, %zu delta, %zu state words; FW %llu cycles "
+              "(util %.1f%%), BW %llu cycles (util %.1f%%)\n",
+              r.fw.h.size(), r.stored.size() / 8, r.bw.delta.size(),
+              r.fw.state_out.size() + r.bw.state_out.size(),
+              static_cast<unsigned long long>(r.fw.counters.cycles),
+              100.0 * utilization(r.useful_macs, p, r.fw.counters.cycles),
+              static_cast<unsigned long long>(r.bw.counters.cycles),
+              100.0 * utilization(r.useful_macs, p, r.bw.counters.cycles));
+}
+
+// Every illegal request ends quickly with its status and takes no stream data.
+void run_error_suite(EngineHarness& hx) {
+  const EngineParams& p = hx.params();
+  struct Bad {
+    const char* what;
+    Op op;
+    int cell, hidden, batch, steps;
+    uint64_t size;
+    int status;
+  };
+  const uint64_t big = 1ull << 30;
+  // Smallest LSTM hidden size whose rows do not fit the weight RAM, if any.
+  int over_capacity = 0;
+  for (int h = 1; h <= p.max_hidden; ++h) {
+    if ((4 * h + p.num_pe - 1) / p.num_pe * h > p.weight_depth) {
+      over_capacity = h;
+      break;
+    }
+  }
+  std::vector<Bad> cases = {
+      {"forward before any load", Op::kForward, 0, 2, 1, 1, big, kNoWeights},
+      {"backward before any forward", Op::kBackward, 0, 2, 1, 1, big, kNoWeights},
+      {"bad opcode", static_cast<Op>(3), 0, 2, 1, 1, big, kBadCommand},
+      {"bad cell type", Op::kLoad, 2, 2, 1, 1, big, kBadCell},
+      {"hidden size 0", Op::kLoad, 0, 0, 1, 1, big, kHiddenZero},
+      {"hidden above MaxHidden", Op::kLoad, 1, p.max_hidden + 1, 1, 1, big, kHiddenTooLarge},
+      {"hidden far above", Op::kForward, 0, 65535, 1, 1, big, kHiddenTooLarge},
+  };
+  if (over_capacity > 0) {
+    cases.push_back({"LSTM rows beyond the weight RAM", Op::kLoad, 0, over_capacity, 1, 1, big,
+                     kHiddenTooLarge});
+  }
+  for (const Bad& b : cases) {
+    EngineCommand c;
+    c.op = b.op;
+    c.cell = b.cell;
+    c.hidden = b.hidden;
+    c.batch = b.batch;
+    c.steps = b.steps;
+    c.store_size = b.size;
+    c.weights.assign(8, 0x3f800000u);
+    c.state_in.assign(8, 0);
+    c.xp.assign(8, 0);
+    c.dh.assign(8, 0);
+    const CommandResult r = hx.run(c, 2000);
+    if (r.status != b.status) {
+      hx.tb().fail(std::string("illegal request '") + b.what + "': status " + std::to_string(r.status) +
+                   ", expected " + std::to_string(b.status));
+    }
+    if (!r.h.empty() || !r.delta.empty() || !r.state_out.empty()) {
+      hx.tb().fail(std::string("illegal request '") + b.what + "' produced output");
+    }
+    std::printf("  refused: %-34s status %d after %llu cycles\n", b.what, r.status,
+                static_cast<unsigned long long>(r.latency));
+  }
+
+  // With weights loaded (H=2 LSTM), the batch/steps/store checks and the
+  // backward-needs-matching-forward check.
+  const engine::Config cfg{Cell::kLstm, 2, 1, 1, p.num_pe};
+  Rng rng(7);
+  const LayerCase lc = make_layer_case(rng, cfg, 3);
+  EngineCommand load;
+  load.op = Op::kLoad;
+  load.cell = 0;
+  load.hidden = 2;
+  load.weights = engine::load_stream(cfg, lc.weights);
+  if (hx.run(load, 20000).status != kOk) hx.tb().fail("load for the error suite refused");
+  const std::vector<Bad> after_load = {
+      {"batch 0", Op::kForward, 0, 2, 0, 1, big, kBatchZero},
+      {"batch above MaxBatch", Op::kForward, 0, 2, p.max_batch + 1, 1, big, kBatchTooLarge},
+      {"steps 0", Op::kForward, 0, 2, 1, 0, big, kStepsZero},
+      {"gate store too small", Op::kForward, 0, 2, 1, 4, 4 * 2 * 32 - 32, kStoreTooSmall},
+      {"forward for other weights (GRU)", Op::kForward, 1, 2, 1, 1, big, kNoWeights},
+      {"forward for other hidden size", Op::kForward, 0, 1, 1, 1, big, kNoWeights},
+      {"backward without forward", Op::kBackward, 0, 2, 1, 1, big, kNoForward},
+  };
+  for (const Bad& b : after_load) {
+    EngineCommand c;
+    c.op = b.op;
+    c.cell = b.cell;
+    c.hidden = b.hidden;
+    c.batch = b.batch;
+    c.steps = b.steps;
+    c.store_size = b.size;
+    c.xp.assign(8, 0);
+    c.state_in.assign(8, 0);
+    const CommandResult r = hx.run(c, 2000);
+    if (r.status != b.status) {
+      hx.tb().fail(std::string("illegal request '") + b.what + "': status " + std::to_string(r.status) +
+                   ", expected " + std::to_string(b.status));
+    }
+    std::printf("  refused: %-34s status %d after %llu cycles\n", b.what, r.status,
+                static_cast<unsigned long long>(r.latency));
+  }
+  // A forward with T=1, then a backward that asks for T=2: refused.
+  EngineCommand fwc;
+  fwc.op = Op::kForward;
+  fwc.hidden = 2;
+  fwc.store_size = big;
+  fwc.state_in = lc.state_in_fw;
+  fwc.xp = lc.xp;
+  if (hx.run(fwc, 50000).status != kOk) hx.tb().fail("forward in the error suite refused");
+  EngineCommand bwc = fwc;
+  bwc.op = Op::kBackward;
+  bwc.steps = 2;
+  bwc.xp.clear();
+  const CommandResult r = hx.run(bwc, 2000);
+  if (r.status != kNoForward) hx.tb().fail("backward with other steps than the forward not refused");
+  std::printf("  refused: %-34s status %d\n", "backward with other steps", r.status);
+}
+
+}  // namespace
+}  // namespace farnn::tb
+
+int main(int argc, char** argv) {
+  using namespace farnn;
+  using namespace farnn::tb;
+  return run_main(argc, argv, "tb_engine", [](const Options& opt) {
+    EngineHarness hx(opt, "tb_engine");
+    const EngineParams& p = hx.params();
+    std::printf("engine %s\n", p.describe().c_str());
+    const std::string suite = opt.get_string("suite", "all");
+    if (suite == "errors" || suite == "all") run_error_suite(hx);
+    if (suite == "errors") return;
+
+    const std::string cell_opt = opt.get_string("cell", "both");
+    std::vector<engine::Cell> cells;
+    if (cell_opt != "gru") cells.push_back(engine::Cell::kLstm);
+    if (cell_opt != "lstm") cells.push_back(engine::Cell::kGru);
+    Rng rng(opt.seed());
+    for (engine::Cell cell : cells) {
+      for (const CaseShape& s : case_shapes(opt, p, cell)) {
+        const engine::Config cfg{cell, s.hidden, s.batch, s.steps, p.num_pe};
+        run_case(hx, cfg, s.input, rng.u64());
+      }
+    }
+  });
+}

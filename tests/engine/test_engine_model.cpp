@@ -1,0 +1,118 @@
+// The engine's bit-accurate layer model on its own (no RTL): against the
+// float64 golden model over longer sequences and several chain sizes, the
+// chain accumulation orders against direct loops, the weight-load layout, and
+// size errors.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <stdexcept>
+
+#include "farnn/engine_model.hpp"
+#include "farnn/fp32.hpp"
+#include "layer_case.hpp"
+
+namespace farnn::tb {
+namespace {
+
+using engine::Cell;
+
+struct FakeTb {
+  [[noreturn]] void fail(const std::string& m) { throw std::runtime_error(m); }
+};
+
+// Model vs golden with the engine test's tolerance, at T up to 100 and for
+// chains of 1, 3 and 16 PEs (the reduction order depends on the PE count).
+TEST(EngineModel, MatchesGoldenOverLongSequences) {
+  for (Cell cell : {Cell::kLstm, Cell::kGru}) {
+    for (int pes : {1, 3, 16}) {
+      const engine::Config cfg{cell, 24, 2, 100, pes};
+      Rng rng(1000 + pes);
+      const LayerCase lc = make_layer_case(rng, cfg, 13);
+      const auto fw = engine::forward(cfg, lc.weights, lc.xp, lc.state_in_fw);
+      const auto bw = engine::backward(cfg, lc.weights, fw.records, lc.dh_bits, lc.carry_in);
+      FakeTb tb;
+      SCOPED_TRACE(std::string(engine::cell_name(cell)) + " pes=" + std::to_string(pes));
+      EXPECT_NO_THROW(check_against_golden(tb, lc, fw.h, fw.state_out,
+                                           reverse_steps(bw.delta, cfg, engine::kDeltaWords),
+                                           bw.state_out));
+    }
+  }
+}
+
+// The forward sums are a plain left-to-right fold over columns, whatever P.
+TEST(EngineModel, ForwardChainOrderIsColumnFold) {
+  const engine::Config cfg{Cell::kLstm, 5, 1, 1, 3};
+  Rng rng(5);
+  std::vector<uint32_t> u(20 * 5), h(5);
+  for (auto& w : u) w = bits(static_cast<float>(rng.uniform(-1, 1)));
+  for (auto& w : h) w = bits(static_cast<float>(rng.uniform(-1, 1)));
+  const auto acc = engine::chain_forward(cfg, u, h);
+  for (int k = 0; k < 20; ++k) {
+    float a = value(u[k * 5]) * value(h[0]);
+    for (int c = 1; c < 5; ++c) a = a + value(u[k * 5 + c]) * value(h[c]);
+    EXPECT_EQ(acc[k], bits(a)) << "row " << k;
+  }
+}
+
+// The backward sums: per PE over its rows in order, then PE by PE.
+TEST(EngineModel, BackwardChainOrderIsPerPeThenChain) {
+  const engine::Config cfg{Cell::kGru, 3, 1, 1, 4};  // 9 rows on 4 PEs: 3, 2, 2, 2
+  Rng rng(6);
+  std::vector<uint32_t> u(9 * 3), d(9);
+  for (auto& w : u) w = bits(static_cast<float>(rng.uniform(-1, 1)));
+  for (auto& w : d) w = bits(static_cast<float>(rng.uniform(-1, 1)));
+  const auto dh = engine::chain_backward(cfg, u, d);
+  for (int c = 0; c < 3; ++c) {
+    float total = -0.0f;
+    for (int p = 0; p < 4; ++p) {
+      float part = 0;
+      for (int k = p, lr = 0; k < 9; k += 4, ++lr) {
+        const float prod = value(u[k * 3 + c]) * value(d[k]);
+        part = lr == 0 ? prod : part + prod;
+      }
+      total = total + part;
+    }
+    EXPECT_EQ(dh[c], bits(total)) << "column " << c;
+  }
+}
+
+// With fewer rows than PEs the idle PEs add -0 and change nothing.
+TEST(EngineModel, IdlePesDoNotChangeTheReduction) {
+  const engine::Config small{Cell::kLstm, 1, 1, 1, 4}, wide{Cell::kLstm, 1, 1, 1, 64};
+  const std::vector<uint32_t> u = {bits(0.5f), bits(-0.25f), bits(2.0f), bits(1.5f)};
+  const std::vector<uint32_t> d = {bits(1.0f), bits(3.0f), bits(-1.0f), bits(0.125f)};
+  EXPECT_EQ(engine::chain_backward(small, u, d), engine::chain_backward(wide, u, d));
+}
+
+TEST(EngineModel, LoadStreamIsChainRowOrderThenBias) {
+  const engine::Config cfg{Cell::kGru, 2, 1, 1, 4};
+  engine::Weights w;
+  for (uint32_t i = 0; i < 12; ++i) w.w_hh.push_back(i);         // row r = g*2 + j holds r*2 + c
+  for (uint32_t i = 0; i < 6; ++i) w.b_hh.push_back(100 + i);
+  const std::vector<uint32_t> expect = {0, 1, 4, 5, 8, 9, 2, 3, 6, 7, 10, 11,  // k = 3j + g
+                                        100, 102, 104, 101, 103, 105};
+  EXPECT_EQ(engine::load_stream(cfg, w), expect);
+}
+
+TEST(EngineModel, RejectsWrongSizes) {
+  const engine::Config cfg{Cell::kLstm, 2, 1, 3, 4};
+  engine::Weights w;
+  w.w_hh.assign(16, 0);
+  w.b_hh.assign(8, 0);
+  EXPECT_NO_THROW(engine::validate(cfg, w));
+  std::vector<uint32_t> xp(3 * 8), state(4);
+  EXPECT_NO_THROW(engine::forward(cfg, w, xp, state));
+  xp.pop_back();
+  try {
+    engine::forward(cfg, w, xp, state);
+    FAIL() << "short xp accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("xp has 23 words, expected 24"), std::string::npos) << e.what();
+  }
+  w.b_hh.pop_back();
+  EXPECT_THROW(engine::validate(cfg, w), std::invalid_argument);
+  EXPECT_THROW(engine::validate({Cell::kLstm, 0, 1, 1, 1}, w), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace farnn::tb
