@@ -103,16 +103,44 @@ void run_case(EngineHarness& hx, const engine::Config& cfg, int input, uint64_t 
               100.0 * utilization(r.useful_macs, p, r.bw.counters.cycles));
 }
 
-// Every illegal request ends quickly with its status and takes no stream data.
+struct Bad {
+  const char* what;
+  Op op;
+  int cell, hidden, batch, steps;
+  uint64_t size;
+  int status;
+};
+
+// An illegal request ends quickly with its status, takes no stream data and
+// produces no output.
+void expect_refusal(EngineHarness& hx, const Bad& b) {
+  EngineCommand c;
+  c.op = b.op;
+  c.cell = b.cell;
+  c.hidden = b.hidden;
+  c.batch = b.batch;
+  c.steps = b.steps;
+  c.store_size = b.size;
+  c.weights.assign(8, 0x3f800000u);
+  c.state_in.assign(8, 0);
+  c.xp.assign(8, 0);
+  c.dh.assign(8, 0);
+  const CommandResult r = hx.run(c, 2000);
+  if (r.status != b.status) {
+    hx.tb().fail(std::string("illegal request '") + b.what + "': status " + std::to_string(r.status) +
+                 ", expected " + std::to_string(b.status));
+  }
+  if (!r.h.empty() || !r.delta.empty() || !r.state_out.empty()) {
+    hx.tb().fail(std::string("illegal request '") + b.what + "' produced output");
+  }
+  std::printf("  refused: %-34s status %d after %llu cycles\n", b.what, r.status,
+              static_cast<unsigned long long>(r.latency));
+}
+
+// Every illegal configuration the engine can be asked for, before and after
+// weights are loaded.
 void run_error_suite(EngineHarness& hx) {
   const EngineParams& p = hx.params();
-  struct Bad {
-    const char* what;
-    Op op;
-    int cell, hidden, batch, steps;
-    uint64_t size;
-    int status;
-  };
   const uint64_t big = 1ull << 30;
   // Smallest LSTM hidden size whose rows do not fit the weight RAM, if any.
   int over_capacity = 0;
@@ -135,29 +163,7 @@ void run_error_suite(EngineHarness& hx) {
     cases.push_back({"LSTM rows beyond the weight RAM", Op::kLoad, 0, over_capacity, 1, 1, big,
                      kHiddenTooLarge});
   }
-  for (const Bad& b : cases) {
-    EngineCommand c;
-    c.op = b.op;
-    c.cell = b.cell;
-    c.hidden = b.hidden;
-    c.batch = b.batch;
-    c.steps = b.steps;
-    c.store_size = b.size;
-    c.weights.assign(8, 0x3f800000u);
-    c.state_in.assign(8, 0);
-    c.xp.assign(8, 0);
-    c.dh.assign(8, 0);
-    const CommandResult r = hx.run(c, 2000);
-    if (r.status != b.status) {
-      hx.tb().fail(std::string("illegal request '") + b.what + "': status " + std::to_string(r.status) +
-                   ", expected " + std::to_string(b.status));
-    }
-    if (!r.h.empty() || !r.delta.empty() || !r.state_out.empty()) {
-      hx.tb().fail(std::string("illegal request '") + b.what + "' produced output");
-    }
-    std::printf("  refused: %-34s status %d after %llu cycles\n", b.what, r.status,
-                static_cast<unsigned long long>(r.latency));
-  }
+  for (const Bad& b : cases) expect_refusal(hx, b);
 
   // With weights loaded (H=2 LSTM), the batch/steps/store checks and the
   // backward-needs-matching-forward check.
@@ -179,24 +185,7 @@ void run_error_suite(EngineHarness& hx) {
       {"forward for other hidden size", Op::kForward, 0, 1, 1, 1, big, kNoWeights},
       {"backward without forward", Op::kBackward, 0, 2, 1, 1, big, kNoForward},
   };
-  for (const Bad& b : after_load) {
-    EngineCommand c;
-    c.op = b.op;
-    c.cell = b.cell;
-    c.hidden = b.hidden;
-    c.batch = b.batch;
-    c.steps = b.steps;
-    c.store_size = b.size;
-    c.xp.assign(8, 0);
-    c.state_in.assign(8, 0);
-    const CommandResult r = hx.run(c, 2000);
-    if (r.status != b.status) {
-      hx.tb().fail(std::string("illegal request '") + b.what + "': status " + std::to_string(r.status) +
-                   ", expected " + std::to_string(b.status));
-    }
-    std::printf("  refused: %-34s status %d after %llu cycles\n", b.what, r.status,
-                static_cast<unsigned long long>(r.latency));
-  }
+  for (const Bad& b : after_load) expect_refusal(hx, b);
   // A forward with T=1, then a backward that asks for T=2: refused.
   EngineCommand fwc;
   fwc.op = Op::kForward;
