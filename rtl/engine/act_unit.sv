@@ -65,6 +65,7 @@ module act_unit #(
   input  logic [31:0]             state_data_i,
   // Results.
   output logic                    unit_done_o,
+  output logic                    nonfinite_o,    // this unit's output has a NaN or Inf
   output logic                    hbuf_we_o,
   output logic [BufWidth-1:0]     hbuf_addr_o,
   output logic [31:0]             hbuf_data_o,
@@ -318,6 +319,13 @@ module act_unit #(
   always_ff @(posedge clk_i) store_addr_q <= store_addr_d;
 
   assign unit_done_o  = fw_out || bw_out;
+
+  // A unit whose result (h; delta or dh0) holds a NaN or an infinity: an
+  // all-ones exponent.
+  assign nonfinite_o = (fw_out && &fw_h[30:23]) ||
+                       (bw_out && !out_flag && (&bw_delta[30:23] || &bw_delta[62:55] ||
+                                                &bw_delta[94:87] || &bw_delta[126:119])) ||
+                       (bw_out && out_flag && &bw_dh[30:23]);
   assign hbuf_we_o    = fw_out;
   assign hbuf_addr_o  = out_addr;
   assign hbuf_data_o  = fw_h;

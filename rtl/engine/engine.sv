@@ -14,6 +14,9 @@
 // request/response memory port (one 256-bit record per unit and step; every
 // request gets one response, writes included).
 // Illegal configurations end the command at once with an error status.
+// NaN and infinity propagate as IEEE says (one canonical NaN); cnt_nonfinite_o
+// counts the hidden units whose outputs hold one, so the host can stop a
+// diverging run without scanning every output.
 `default_nettype none
 
 module engine #(
@@ -79,7 +82,8 @@ module engine #(
   output logic [63:0]             cnt_stall_output_o,
   output logic [63:0]             cnt_stall_dep_o,
   output logic [63:0]             cnt_stall_store_o,
-  output logic [63:0]             cnt_weight_words_o
+  output logic [63:0]             cnt_weight_words_o,
+  output logic [63:0]             cnt_nonfinite_o   // units with a NaN/Inf output
 );
 
   localparam int unsigned MaxRows     = (4 * MaxHidden + NumPe - 1) / NumPe;
@@ -121,7 +125,7 @@ module engine #(
   logic                    desc_push;
   logic [BWidth-1:0]       desc_push_batch;
   logic                    desc_push_flag;
-  logic                    unit_done, rec_push, rec_pop, hout_pop, dout_pop, sout_pop, store_pop;
+  logic                    unit_done, nonfinite, rec_push, rec_pop, hout_pop, dout_pop, sout_pop, store_pop;
   logic                    drain_idle;
   logic                    rd_req_valid;
   logic [MemAddrWidth-1:0] rd_req_addr;
@@ -195,6 +199,7 @@ module engine #(
     .desc_batch_o      (desc_push_batch),
     .desc_flag_o       (desc_push_flag),
     .unit_done_i       (unit_done),
+    .nonfinite_i       (nonfinite),
     .rec_push_i        (rec_push),
     .rec_pop_i         (rec_pop),
     .hout_pop_i        (hout_pop),
@@ -211,7 +216,8 @@ module engine #(
     .cnt_stall_output_o,
     .cnt_stall_dep_o,
     .cnt_stall_store_o,
-    .cnt_weight_words_o
+    .cnt_weight_words_o,
+    .cnt_nonfinite_o
   );
 
   // --------------------------------------------------------------- chain
@@ -378,6 +384,7 @@ module engine #(
     .state_addr_i    (load_addr),
     .state_data_i    (load_data),
     .unit_done_o     (unit_done),
+    .nonfinite_o     (nonfinite),
     .hbuf_we_o       (act_hbuf_we),
     .hbuf_addr_o     (act_hbuf_addr),
     .hbuf_data_o     (act_hbuf_data),

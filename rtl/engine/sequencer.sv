@@ -12,7 +12,8 @@
 // It reserves room in every output FIFO and checks every input FIFO holds a
 // whole step before starting it, so the rigid chain and activation unit never
 // stall. Token spacing follows the PE timing (docs/architecture.md).
-// Counters: cycles, useful MACs, stall cycles by cause, weight words loaded.
+// Counters: cycles, useful MACs, stall cycles by cause, weight words loaded,
+// hidden units whose outputs hold a NaN or an infinity.
 `default_nettype none
 
 module sequencer #(
@@ -101,6 +102,7 @@ module sequencer #(
   output logic                    desc_flag_o,
   // Progress and FIFO events.
   input  logic                    unit_done_i,
+  input  logic                    nonfinite_i,
   input  logic                    rec_push_i,
   input  logic                    rec_pop_i,
   input  logic                    hout_pop_i,
@@ -119,7 +121,8 @@ module sequencer #(
   output logic [63:0]             cnt_stall_output_o,
   output logic [63:0]             cnt_stall_dep_o,
   output logic [63:0]             cnt_stall_store_o,
-  output logic [63:0]             cnt_weight_words_o
+  output logic [63:0]             cnt_weight_words_o,
+  output logic [63:0]             cnt_nonfinite_o
 );
 
   localparam int unsigned La = AddLatency;
@@ -208,7 +211,7 @@ module sequencer #(
 
   // Counters.
   logic [63:0] c_cyc_q, c_cyc_d, c_mac_q, c_mac_d, c_in_q, c_in_d, c_out_q, c_out_d;
-  logic [63:0] c_dep_q, c_dep_d, c_st_q, c_st_d, c_ww_q, c_ww_d;
+  logic [63:0] c_dep_q, c_dep_d, c_st_q, c_st_d, c_ww_q, c_ww_d, c_nf_q, c_nf_d;
 
   // Token output registers (data comes from a buffer read or tok_data_q).
   logic                  tk_valid_q, tk_valid_d;
@@ -314,6 +317,7 @@ module sequencer #(
     c_dep_d    = c_dep_q;
     c_st_d     = c_st_q;
     c_ww_d     = c_ww_q;
+    c_nf_d     = c_nf_q + 64'(nonfinite_i);
     tk_valid_d = 1'b0;
     tk_op_d    = tk_op_q;
     tk_first_d = 1'b0;
@@ -358,6 +362,7 @@ module sequencer #(
           c_dep_d  = '0;
           c_st_d   = '0;
           c_ww_d   = '0;
+          c_nf_d   = '0;
           state_d  = S_SETUP;
         end
       end
@@ -753,6 +758,7 @@ module sequencer #(
       c_dep_q    <= '0;
       c_st_q     <= '0;
       c_ww_q     <= '0;
+      c_nf_q     <= '0;
     end else begin
       state_q    <= state_d;
       status_q   <= status_d;
@@ -771,6 +777,7 @@ module sequencer #(
       c_dep_q    <= c_dep_d;
       c_st_q     <= c_st_d;
       c_ww_q     <= c_ww_d;
+      c_nf_q     <= c_nf_d;
     end
   end
 
@@ -872,6 +879,7 @@ module sequencer #(
   assign cnt_stall_dep_o    = c_dep_q;
   assign cnt_stall_store_o  = c_st_q;
   assign cnt_weight_words_o = c_ww_q;
+  assign cnt_nonfinite_o    = c_nf_q;
 
 `ifndef SYNTHESIS
   initial begin

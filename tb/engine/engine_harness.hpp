@@ -66,7 +66,7 @@ struct EngineCommand {
 
 struct Counters {
   uint64_t cycles = 0, macs = 0, stall_input = 0, stall_output = 0, stall_dep = 0,
-           stall_store = 0, weight_words = 0;
+           stall_store = 0, weight_words = 0, nonfinite_units = 0;
 };
 
 struct CommandResult {
@@ -168,8 +168,8 @@ class EngineHarness {
     CommandResult r;
     r.latency = tb_.cycle() - start;
     r.status = d.status_o;
-    r.counters = {d.cnt_cycles_o,        d.cnt_macs_o,       d.cnt_stall_input_o, d.cnt_stall_output_o,
-                  d.cnt_stall_dep_o,     d.cnt_stall_store_o, d.cnt_weight_words_o};
+    r.counters = {d.cnt_cycles_o,    d.cnt_macs_o,        d.cnt_stall_input_o,  d.cnt_stall_output_o,
+                  d.cnt_stall_dep_o, d.cnt_stall_store_o, d.cnt_weight_words_o, d.cnt_nonfinite_o};
     const bool clean = weight_.done() && state_in_.done() && xp_.done() && dh_.done();
     if (r.status == kOk && !clean) tb_.fail("command finished but did not consume all of its inputs");
     discard_inputs();

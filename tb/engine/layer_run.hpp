@@ -90,6 +90,22 @@ inline size_t count_mismatches(const std::vector<uint32_t>& expected, const std:
   return bad;
 }
 
+inline bool nonfinite(uint32_t x) { return (x & 0x7f800000u) == 0x7f800000u; }
+
+// Hidden units whose outputs hold a NaN or an infinity, as the engine counts
+// them: forward h words; backward units with any such delta word, and dh0.
+inline uint64_t nonfinite_units_fw(const engine::ForwardResult& fw) {
+  return static_cast<uint64_t>(std::count_if(fw.h.begin(), fw.h.end(), nonfinite));
+}
+inline uint64_t nonfinite_units_bw(const engine::BackwardResult& bw, engine::Cell cell) {
+  uint64_t n = 0;
+  for (size_t u = 0; u < bw.delta.size(); u += engine::kDeltaWords) {
+    n += std::any_of(bw.delta.begin() + u, bw.delta.begin() + u + engine::kDeltaWords, nonfinite);
+  }
+  for (size_t u = 0; u < bw.state_out.size(); u += engine::state_words(cell)) n += nonfinite(bw.state_out[u]);
+  return n;
+}
+
 inline double utilization(uint64_t macs, int num_pe, uint64_t cycles) {
   return cycles == 0 ? 0.0 : static_cast<double>(macs) / (static_cast<double>(num_pe) * cycles);
 }

@@ -6,7 +6,7 @@
 // checks the counters (useful MACs, zero weight traffic in backward) and that
 // every illegal configuration ends with its error status instead of hanging.
 //
-// Options: --suite errors|cases (default both), --cell lstm|gru|both,
+// Options: --suite errors|cases (default both; errors includes NaN/Inf data), --cell lstm|gru|both,
 //          --hidden N --batch N --steps N --input N (one case instead of the suite),
 //          --seed N, --trace [file].
 #include <cstdio>
@@ -137,6 +137,42 @@ void expect_refusal(EngineHarness& hx, const Bad& b) {
               static_cast<unsigned long long>(r.latency));
 }
 
+// NaN and infinity in the data are not errors: they propagate as IEEE says,
+// bit-exactly as in the model, and the engine counts the affected units.
+void run_nonfinite_case(EngineHarness& hx, engine::Cell cell) {
+  const EngineParams& p = hx.params();
+  const engine::Config cfg{cell, p.num_pe + 1, std::min(2, p.max_batch), 4, p.num_pe};
+  Rng rng(99);
+  LayerCase lc = make_layer_case(rng, cfg, 5);
+  const int gh = cfg.gate_rows();
+  lc.xp[static_cast<size_t>(1) * cfg.batch * gh + 2] = 0x7fc00001u;     // a signalling-payload NaN, t=1
+  lc.xp[static_cast<size_t>(2) * cfg.batch * gh + gh + 1] = 0xff800000u;  // -Inf into a gate, t=2, b=1
+  lc.dh_stream[3] = 0x7f800000u;                                          // +Inf gradient
+  lc.dh_bits.assign(lc.dh_bits.size(), 0);
+  for (int t = cfg.steps - 1, i = 0; t >= 0; --t)  // keep the model's copy in step with the stream
+    for (int b = 0; b < cfg.batch; ++b)
+      for (int j = 0; j < cfg.hidden; ++j, ++i)
+        lc.dh_bits[(static_cast<size_t>(t) * cfg.batch + b) * cfg.hidden + j] = lc.dh_stream[i];
+  const LayerRun r = run_layer(hx, lc);
+  expect_equal(hx, "h_t with NaN/Inf", r.model_fw.h, r.fw.h, [](size_t i) { return std::to_string(i); });
+  expect_equal(hx, "records with NaN/Inf", r.model_fw.records, r.stored,
+               [](size_t i) { return std::to_string(i); });
+  expect_equal(hx, "delta_t with NaN/Inf", r.expected_delta, r.bw.delta,
+               [](size_t i) { return std::to_string(i); });
+  expect_equal(hx, "dh0/dc0 with NaN/Inf", r.model_bw.state_out, r.bw.state_out,
+               [](size_t i) { return std::to_string(i); });
+  const uint64_t fw_bad = nonfinite_units_fw(r.model_fw), bw_bad = nonfinite_units_bw(r.model_bw, cell);
+  if (fw_bad == 0 || bw_bad == 0) hx.tb().fail("the injected NaN/Inf did not reach the outputs");
+  if (r.fw.counters.nonfinite_units != fw_bad || r.bw.counters.nonfinite_units != bw_bad) {
+    hx.tb().fail("non-finite unit counters " + std::to_string(r.fw.counters.nonfinite_units) + "/" +
+                 std::to_string(r.bw.counters.nonfinite_units) + ", expected " + std::to_string(fw_bad) +
+                 "/" + std::to_string(bw_bad));
+  }
+  std::printf("  NaN/Inf in xp and dh (%s): bit-exact, %llu FW and %llu BW units flagged\n",
+              engine::cell_name(cell), static_cast<unsigned long long>(fw_bad),
+              static_cast<unsigned long long>(bw_bad));
+}
+
 // Every illegal configuration the engine can be asked for, before and after
 // weights are loaded.
 void run_error_suite(EngineHarness& hx) {
@@ -214,7 +250,10 @@ int main(int argc, char** argv) {
     const EngineParams& p = hx.params();
     std::printf("engine %s\n", p.describe().c_str());
     const std::string suite = opt.get_string("suite", "all");
-    if (suite == "errors" || suite == "all") run_error_suite(hx);
+    if (suite == "errors" || suite == "all") {
+      run_error_suite(hx);
+      for (engine::Cell cell : {engine::Cell::kLstm, engine::Cell::kGru}) run_nonfinite_case(hx, cell);
+    }
     if (suite == "errors") return;
 
     const std::string cell_opt = opt.get_string("cell", "both");
