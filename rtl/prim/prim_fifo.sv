@@ -75,9 +75,15 @@ module prim_fifo #(
   initial begin
     if (Depth < 2 || (Depth & (Depth - 1)) != 0) $error("prim_fifo: Depth must be a power of two >= 2");
   end
+  logic             stalled_q;
+  logic [Width-1:0] held_q;
   always_ff @(posedge clk_i) begin
+    stalled_q <= !rst_i && out_valid_o && !out_ready_i;
+    held_q    <= out_data_o;
     if (!rst_i) begin
       assert (32'(ram_count_q) <= Depth) else $error("prim_fifo: overflow");
+      assert (!stalled_q || (out_valid_o && out_data_o == held_q))
+      else $error("prim_fifo: output changed while stalled");
     end
   end
 `endif

@@ -142,6 +142,8 @@ class EngineHarness {
     memory_.set_window(c.store_base, c.store_size);
 
     auto& d = dut();
+    const int idle = static_cast<int>(rng_.range(0, 3));  // the command port is a handshake too
+    for (int i = 0; i < idle; ++i) tb_.tick();
     d.cmd_op_i = static_cast<uint8_t>(c.op);
     d.cfg_cell_i = static_cast<uint8_t>(c.cell);
     d.cfg_hidden_i = static_cast<uint16_t>(c.hidden);
