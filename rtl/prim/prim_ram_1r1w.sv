@@ -2,6 +2,12 @@
 // (read data appears the cycle after the address; a read of the address being
 // written in the same cycle returns the old word). Infers block or distributed
 // RAM; no reset on the array or the read register so it maps onto RAM primitives.
+// The array is split into lanes of at most 32 bits (same addresses and enables):
+// Yosys 0.23 maps a RAM of 37..72 bits per block RAM to RAMB36E2 in 72-bit simple
+// dual-port mode with the upper parity inputs wired to the lower ones
+// (techlibs/xilinx/brams_xcu_map.v, `PORT_W_WIDTH == 71`; fixed upstream in
+// YosysHQ/yosys#5833), silently losing data bits. Lanes keep every block RAM at
+// 36 bits or narrower; the cost in RAM primitives is the same.
 // Latency: 1 cycle read. Throughput: one read and one write per cycle.
 `default_nettype none
 
@@ -19,18 +25,26 @@ module prim_ram_1r1w #(
   output logic [Width-1:0]     rdata_o
 );
 
-  logic [Width-1:0] mem [Depth];
-  logic [Width-1:0] rdata_q;
+  localparam int unsigned LaneWidth = 32;
+  localparam int unsigned NumLanes  = (Width + LaneWidth - 1) / LaneWidth;
 
-  always_ff @(posedge clk_i) begin
-    if (we_i) mem[waddr_i] <= wdata_i;
+  for (genvar l = 0; l < NumLanes; l++) begin : g_lane
+    localparam int unsigned Lo = l * LaneWidth;
+    localparam int unsigned W  = (Width - Lo < LaneWidth) ? Width - Lo : LaneWidth;
+
+    logic [W-1:0] mem [Depth];
+    logic [W-1:0] rdata_q;
+
+    always_ff @(posedge clk_i) begin
+      if (we_i) mem[waddr_i] <= wdata_i[Lo +: W];
+    end
+
+    always_ff @(posedge clk_i) begin
+      if (re_i) rdata_q <= mem[raddr_i];
+    end
+
+    assign rdata_o[Lo +: W] = rdata_q;
   end
-
-  always_ff @(posedge clk_i) begin
-    if (re_i) rdata_q <= mem[raddr_i];
-  end
-
-  assign rdata_o = rdata_q;
 
 `ifndef SYNTHESIS
   initial begin
