@@ -1,0 +1,467 @@
+"""Common helpers of the FARNN Yosys estimate flow (stdlib only).
+
+- the ordered RTL file list rtl/files.f (the only list Yosys reads);
+- running Yosys 0.23 `synth_xilinx -family xcup` on one block, with the
+  intermediate checks (latches, multiplies left for LUTs, memories);
+- netlist analysis of the mapped design (write_json): resources per
+  primitive class and register-to-register logic depth in LUT levels.
+"""
+import json
+import os
+import re
+import subprocess
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+FILES_F = os.path.join(ROOT, "rtl", "files.f")
+ACT_LUT_MEM = os.path.join(ROOT, "rtl", "act", "act_sigmoid_lut.mem")
+
+
+def rtl_files(files_f=FILES_F):
+    """The ordered file list: absolute paths, comments and blank lines skipped."""
+    out = []
+    base = os.path.dirname(os.path.dirname(os.path.abspath(files_f)))
+    with open(files_f) as f:
+        for line in f:
+            line = line.strip()
+            if not line or line.startswith("//") or line.startswith("#"):
+                continue
+            out.append(os.path.join(base, line))
+    return out
+
+
+def defines():
+    return {"SYNTHESIS": None, "FARNN_ACT_LUT_MEM": '"%s"' % ACT_LUT_MEM}
+
+
+# ----------------------------------------------------------------- Yosys run
+def yosys_script(top, params, workdir, keep=()):
+    """Yosys commands for one block. Synthesis runs in two halves around the
+    DSP mapping so that the multiplies Yosys could not put on DSPs (they go to
+    LUTs as $mul) and any latch ($dlatch, inferred by `proc`) are recorded
+    before they disappear into generic logic."""
+    files = rtl_files()
+    # String defines go through a `define file read first: a -D value with
+    # quotes does not survive Yosys's script tokenizer.
+    vh = os.path.join(workdir, "farnn_defines.vh")
+    with open(vh, "w") as f:
+        for k, v in defines().items():
+            f.write("`define %s%s\n" % (k, "" if v is None else " " + v))
+    files = [vh] + files
+    defs = ""
+    chp = " ".join("-set %s %s" % (k, v) for k, v in params.items())
+    s = []
+    s.append("read_verilog -sv -noassert %s %s" % (defs, " ".join(files)))
+    if params:
+        s.append("chparam %s %s" % (chp, top))
+    s.append("hierarchy -check -top %s" % top)
+    if keep:
+        # Submodules reported on their own (in context): kept as hierarchy
+        # through synthesis, counted per module, flattened afterwards.
+        s.append("setattr -mod -set keep_hierarchy 1 %s" % " ".join("*%s" % m for m in keep))
+    # -abc9: carry chains go to ABC as boxes. With the default ABC flow,
+    # Yosys 0.23 hands CARRY4 outputs to ABC as free inputs, and ABC may
+    # rebuild a carry chain's S input from logic that depends on the chain's
+    # own carry out: a structural combinational loop (seen in fp_add's
+    # magnitude compare; its netlist does not settle in simulation).
+    opts = "-family xcup -flatten -noiopad -noclkbuf -abc9 -top %s" % top
+    s.append("synth_xilinx %s -run begin:coarse" % opts)
+    s.append("tee -q -o %s stat" % os.path.join(workdir, "stat_premap.txt"))
+    s.append("tee -q -o %s dump t:$mul" % os.path.join(workdir, "softmul.il"))
+    s.append("synth_xilinx %s -run coarse:map_memory" % opts)
+    s.append("tee -q -o %s select -list t:$mem_v2" % os.path.join(workdir, "memories.txt"))
+    s.append("synth_xilinx %s -run map_memory:" % opts)
+    s.append("tee -q -o %s stat -tech xilinx" % os.path.join(workdir, "stat.txt"))
+    if keep:
+        s.append("setattr -mod -unset keep_hierarchy")
+        s.append("flatten")
+    s.append("hierarchy -top %s -purge_lib" % top)
+    s.append("write_json %s" % os.path.join(workdir, "netlist.json"))
+    s.append("rename %s %s_syn" % (top, top))
+    s.append("write_verilog -noattr %s" % os.path.join(workdir, "netlist.v"))
+    return s
+
+
+def run_yosys(top, params, workdir, keep=()):
+    os.makedirs(workdir, exist_ok=True)
+    script = yosys_script(top, params, workdir, keep)
+    ys = os.path.join(workdir, "synth.ys")
+    with open(ys, "w") as f:
+        f.write("\n".join(script) + "\n")
+    t0 = time.time()
+    r = subprocess.run(["yosys", "-q", "-l", os.path.join(workdir, "yosys.log"), "-s", ys],
+                       cwd=workdir, capture_output=True, text=True)
+    dt = time.time() - t0
+    if r.returncode != 0:
+        tail = (r.stdout + r.stderr)[-3000:]
+        raise RuntimeError("yosys failed on %s (%s):\n%s" % (top, workdir, tail))
+    return dt
+
+
+def parse_premap(workdir):
+    """Cells left after DSP mapping: soft multiplies and latches."""
+    txt = open(os.path.join(workdir, "stat_premap.txt")).read()
+    counts = {}
+    for m in re.finditer(r"^\s+(\$\S+)\s+(\d+)\s*$", txt, re.M):
+        counts[m.group(1)] = counts.get(m.group(1), 0) + int(m.group(2))
+    mems = []
+    p = os.path.join(workdir, "memories.txt")
+    if os.path.exists(p):
+        for line in open(p):
+            line = line.strip()
+            if "/" in line:
+                mems.append(line.split("/", 1)[1])
+    return counts, mems
+
+
+# ------------------------------------------------------------ netlist model
+LUT_TYPES = {"LUT1", "LUT2", "LUT3", "LUT4", "LUT5", "LUT6", "LUT6_2", "INV"}
+# LUTs a LUT-RAM / SRL primitive occupies.
+LUTRAM_LUTS = {"RAM16X1S": 1, "RAM32X1S": 1, "RAM64X1S": 1, "RAM128X1S": 2, "RAM256X1S": 4,
+               "RAM512X1S": 8, "RAM16X1D": 2, "RAM32X1D": 2, "RAM64X1D": 2, "RAM128X1D": 4,
+               "RAM256X1D": 8, "RAM32M": 4, "RAM32M16": 8, "RAM64M": 4, "RAM64M8": 8,
+               "RAM32X16DR8": 8, "RAM64X8SW": 8}
+SRL_TYPES = {"SRL16", "SRL16E", "SRLC16", "SRLC16E", "SRLC32E"}
+FF_TYPES = {"FDRE", "FDSE", "FDCE", "FDPE", "FDRE_1", "FDSE_1", "FDCE_1", "FDPE_1"}
+LATCH_TYPES = {"LDCE", "LDPE", "LDCPE", "$dlatch", "$adlatch", "$dlatchsr", "$_DLATCH_P_",
+               "$_DLATCH_N_"}
+MUXF_TYPES = {"MUXF7", "MUXF8", "MUXF9"}
+CARRY_TYPES = {"CARRY4", "CARRY8"}
+BRAM_TYPES = {"RAMB18E2": 0.5, "RAMB36E2": 1.0}
+URAM_TYPES = {"URAM288", "URAM288_BASE"}
+DSP_TYPES = {"DSP48E2"}
+
+
+def load_netlist(workdir, top):
+    d = json.load(open(os.path.join(workdir, "netlist.json")))
+    return d["modules"][top]
+
+
+def pint(v):
+    """A Yosys JSON parameter value (binary string or int) as int."""
+    if isinstance(v, int):
+        return v
+    v = v.strip()
+    if set(v) <= set("01xz") and v:
+        return int(v.replace("x", "0").replace("z", "0"), 2)
+    try:
+        return int(v)
+    except ValueError:
+        return v
+
+
+def resources(mod):
+    """Resource counts of a mapped module."""
+    r = {"LUT": 0, "LUT_logic": 0, "LUT_mem": 0, "SRL": 0, "FF": 0, "CARRY4": 0,
+         "CARRY8_eq": 0, "MUXF": 0, "DSP48E2": 0, "RAMB36": 0.0, "RAMB36E2": 0, "RAMB18E2": 0,
+         "URAM": 0, "LATCH": 0, "other": {}}
+    cells = mod["cells"]
+    for name, c in cells.items():
+        t = c["type"]
+        if t in LUT_TYPES:
+            r["LUT_logic"] += 1
+        elif t in LUTRAM_LUTS:
+            r["LUT_mem"] += LUTRAM_LUTS[t]
+        elif t in SRL_TYPES:
+            r["SRL"] += 1
+        elif t in FF_TYPES:
+            r["FF"] += 1
+        elif t in CARRY_TYPES:
+            r["CARRY4" if t == "CARRY4" else "CARRY8_eq"] += 1 if t == "CARRY4" else 0
+        elif t in MUXF_TYPES:
+            r["MUXF"] += 1
+        elif t in DSP_TYPES:
+            r["DSP48E2"] += 1
+        elif t in BRAM_TYPES:
+            r[t] += 1
+            r["RAMB36"] += BRAM_TYPES[t]
+        elif t in URAM_TYPES:
+            r["URAM"] += 1
+        elif t in LATCH_TYPES:
+            r["LATCH"] += 1
+        elif t in ("GND", "VCC"):
+            pass
+        else:
+            r["other"][t] = r["other"].get(t, 0) + 1
+    r["LUT"] = r["LUT_logic"] + r["LUT_mem"] + r["SRL"]
+    r["CARRY8_eq"] = carry8_equivalent(mod)
+    return r
+
+
+def module_stats(workdir):
+    """Per-module resources from the `stat -tech xilinx` text (hierarchical
+    runs): {module base name: resources}; CARRY8 estimated as CARRY4 / 2."""
+    txt = open(os.path.join(workdir, "stat.txt")).read()
+    out = {}
+    for m in re.finditer(r"^=== (\S+) ===\s*$(.*?)(?=^=== |\Z)", txt, re.M | re.S):
+        name = m.group(1).split("\\")[-1]
+        cells = {"cells": {}, "connections": {}}
+        fake = {"cells": {}}
+        k = 0
+        for t, n in re.findall(r"^\s+(\S+)\s+(\d+)\s*$", m.group(2), re.M):
+            for _ in range(int(n)):
+                fake["cells"]["c%d" % k] = {"type": t, "connections": {}}
+                k += 1
+        r = resources(fake)
+        r["CARRY8_eq"] = (r["CARRY4"] + 1) // 2
+        out[name] = r
+    return out
+
+
+def carry8_equivalent(mod):
+    """Yosys 0.23 maps every carry chain to CARRY4 (also for UltraScale+); a
+    CARRY8 holds two of them, so a chain of n CARRY4 is ceil(n/2) CARRY8."""
+    cells = {n: c for n, c in mod["cells"].items() if c["type"] == "CARRY4"}
+    co_bit = {}
+    for n, c in cells.items():
+        co = c["connections"].get("CO", [])
+        if co:
+            co_bit[co[-1]] = n
+    nxt = {}
+    has_prev = set()
+    for n, c in cells.items():
+        ci = c["connections"].get("CI", [None])[0]
+        if ci in co_bit:
+            nxt[co_bit[ci]] = n
+            has_prev.add(n)
+    total = 0
+    for n in cells:
+        if n in has_prev:
+            continue
+        length, k = 0, n
+        while k is not None:
+            length += 1
+            k = nxt.get(k)
+        total += (length + 1) // 2
+    return total
+
+
+# -------------------------------------------------------------- logic depth
+# Timing arcs. A cell input that is not the source of an arc ends a path; a
+# cell output that is not the sink of an arc starts one. Costs are in LUT
+# levels; `ext` is the Vivado-style count (every LUT, MUXF and CARRY8 on the
+# path counts one; a CARRY4 half a CARRY8).
+def cell_arcs(c):
+    """[(input ports, output ports, lut_cost, ext_cost)] of a cell."""
+    t = c["type"]
+    dirs = c.get("port_directions", {})
+    ins = [p for p, d in dirs.items() if d == "input"]
+    outs = [p for p, d in dirs.items() if d == "output"]
+    if t in LUT_TYPES:
+        return [(ins, outs, 1, 1)]
+    if t in MUXF_TYPES:
+        return [(ins, outs, 0, 1)]
+    if t in CARRY_TYPES:
+        return [(ins, outs, 0, 0.5 if t == "CARRY4" else 1)]
+    if t in LUTRAM_LUTS:
+        # Asynchronous read: the read address to the data out is one LUT.
+        # Write data, write enable and write address end paths (the RAM is
+        # written on the clock). Single-port RAMs share the address: it is
+        # both a write endpoint and a read arc.
+        rd = [p for p in ins if p.startswith("ADDR") or re.match(r"^(A|DPRA|RADR)\d*$", p)]
+        if t.startswith("RAM32M") or t.startswith("RAM64M"):
+            last = "ADDRH" if t in ("RAM32M16", "RAM64M8") else "ADDRD"
+            rd = [p for p in ins if p.startswith("ADDR") and p != last]
+        return [(rd, outs, 1, 1)]
+    if t in SRL_TYPES:
+        # Q = shift register[A]: the address is a LUT input.
+        rd = [p for p in ins if re.match(r"^A\d*$", p)]
+        return [(rd, [p for p in outs if p.startswith("Q")], 1, 1)]
+    # FFs, block RAM, URAM: sequential. DSP48E2: a path end (inputs) and a
+    # path start (P) even when Yosys left it without registers, as the flow's
+    # rule says; depth_analysis reports the paths through unregistered DSPs
+    # separately.
+    return []
+
+
+def carry_inputs(c, port, idx):
+    """Inputs (port, bit index) that carry-cell output bit port[idx] depends
+    on: CO[i] and O[i] see S[0..i], DI[0..i] (O[i]: DI[0..i-1]), CI, CYINIT."""
+    conns = c["connections"]
+    out = [("CI", 0), ("CYINIT", 0), ("CI_TOP", 0)]
+    top = idx if port == "CO" else idx - 1
+    out += [("S", k) for k in range(idx + 1)]
+    out += [("DI", k) for k in range(top + 1)]
+    return [(p, k) for p, k in out if p in conns and k < len(conns[p])]
+
+
+def depth_analysis(mod, start_bits=None, end_filter=None):
+    """Longest register-to-register path in LUT levels.
+
+    Returns dict with reg_to_reg (worst), in_to_reg, reg_to_out, in_to_out,
+    the unregistered DSP48E2s, and comb_loops (bits found on a structural
+    combinational loop; the flow fails on any). With start_bits, only paths
+    starting at those net bits count (used for the PE-chain links); with
+    end_filter(cell name, cell), only the endpoints it accepts."""
+    cells = mod["cells"]
+    ports = mod["ports"]
+    driver = {}      # bit -> (cell, out port, index)
+    arcs_of = {}     # cell -> list of arcs
+    for n, c in cells.items():
+        arcs_of[n] = cell_arcs(c)
+        for p, bits in c["connections"].items():
+            if c.get("port_directions", {}).get(p) == "output":
+                for i, b in enumerate(bits):
+                    if isinstance(b, int):
+                        driver[b] = (n, p, i)
+    top_in = set()
+    for pn, p in ports.items():
+        if p["direction"] == "input":
+            top_in.update(b for b in p["bits"] if isinstance(b, int))
+    # Arrival of a bit: (lut levels, ext levels, origin, path) with origin in
+    # {"reg", "in"}; None = constant or no path.
+    memo = {}
+    busy = set()
+    loops = set()
+    import sys
+    sys.setrecursionlimit(200000)
+
+    def arrival(bit):
+        if not isinstance(bit, int):
+            return None
+        if bit in memo:
+            return memo[bit]
+        if bit in busy:
+            loops.add(bit)
+            return None
+        busy.add(bit)
+        res = None
+        if start_bits is not None:
+            if bit in start_bits:
+                res = (0, 0.0, "reg", (bit,))
+        elif bit in top_in:
+            res = (0, 0.0, "in", (bit,))
+        if bit in driver:
+            n, p, idx = driver[bit]
+            c = cells[n]
+            comb = False
+            for ins, outs, lc, ec in arcs_of[n]:
+                if p not in outs:
+                    continue
+                comb = True
+                if c["type"] in CARRY_TYPES:
+                    srcs = [c["connections"][ip][k] for ip, k in carry_inputs(c, p, idx)]
+                else:
+                    srcs = [b for ip in ins for b in c["connections"].get(ip, [])]
+                for b in srcs:
+                    a = arrival(b)
+                    if a is None:
+                        continue
+                    cand = (a[0] + lc, a[1] + ec, a[2], a[3] + (n,))
+                    if res is None or cand[:2] > res[:2]:
+                        res = cand
+            if not comb and start_bits is None:
+                # output of a sequential cell (or of an arc-less cell)
+                cand = (0, 0.0, "reg", (n,))
+                if res is None or cand[:2] > res[:2]:
+                    res = cand
+        busy.discard(bit)
+        memo[bit] = res
+        return res
+
+    worst = {"reg": None, "in": None}
+    worst_out = {"reg": None, "in": None}
+    through_dsp = None
+    for n, c in cells.items():
+        if end_filter is not None and not end_filter(n, c):
+            continue
+        arc_ins = set()
+        for ins, outs, lc, ec in arcs_of[n]:
+            arc_ins.update(ins)
+        for p, bits in c["connections"].items():
+            if c.get("port_directions", {}).get(p) != "input" or p in arc_ins:
+                continue
+            if p in ("C", "CLK", "WCLK", "CLKARDCLK", "CLKBWRCLK"):
+                continue
+            for b in bits:
+                a = arrival(b)
+                if a is None:
+                    continue
+                k = a[2]
+                if worst[k] is None or a[:2] > worst[k][0][:2]:
+                    worst[k] = (a, n, p)
+    for pn, p in ports.items():
+        if p["direction"] != "output":
+            continue
+        for b in p["bits"]:
+            a = arrival(b)
+            if a is None:
+                continue
+            k = a[2]
+            if worst_out[k] is None or a[:2] > worst_out[k][0][:2]:
+                worst_out[k] = (a, "port", pn)
+    # Paths through unregistered DSPs: worst arrival at its inputs plus the
+    # worst path from its P output to an endpoint (computed from a second
+    # pass with P as start bits would be costly; use the forward levels of
+    # P's fanout cone).
+    dsp_info = []
+    for n, c in cells.items():
+        if c["type"] not in DSP_TYPES:
+            continue
+        pr = c["parameters"]
+        regs = {k: pint(pr.get(k, 1)) for k in ("AREG", "BREG", "MREG", "PREG")}
+        if regs["MREG"] == 0 and regs["PREG"] == 0:
+            best_in = 0
+            for ip in ("A", "B", "C", "D", "PCIN"):
+                for b in c["connections"].get(ip, []):
+                    a = arrival(b)
+                    if a is not None:
+                        best_in = max(best_in, a[0])
+            dsp_info.append({"cell": n, "regs": regs, "lut_levels_before": best_in})
+
+    names = {}
+    for nn, nv in mod["netnames"].items():
+        if nn.startswith("$"):
+            continue
+        for b in nv["bits"]:
+            if isinstance(b, int) and b not in names:
+                names[b] = nn
+
+    def cell_net(x):
+        """A public net name the cell drives (its place in the RTL), if any."""
+        if x not in cells:
+            return names.get(x, "?") if isinstance(x, int) else "?"
+        for p, bits in cells[x]["connections"].items():
+            if cells[x].get("port_directions", {}).get(p) == "output":
+                for b in bits:
+                    if b in names:
+                        return names[b]
+        return ""
+
+    def fmt(w):
+        if w is None:
+            return None
+        a, n, p = w
+        path = [cells[x]["type"] if x in cells else "bit" for x in a[3]]
+        where = [cell_net(x) for x in a[3]]
+        return {"lut_levels": a[0], "ext_levels": a[1], "end": "%s.%s" % (n, p),
+                "end_type": cells[n]["type"] if n in cells else "port",
+                "start": a[3][0] if not isinstance(a[3][0], int) else "bit %d" % a[3][0],
+                "path_types": path, "path_nets": where,
+                "end_net": next((names[b] for b in cells[n]["connections"].get("Q", []) if b in names), "")
+                if n in cells else p}
+
+    res = {
+        "reg_to_reg": fmt(worst["reg"]),
+        "in_to_reg": fmt(worst["in"]),
+        "reg_to_out": fmt(worst_out["reg"]),
+        "in_to_out": fmt(worst_out["in"]),
+        "unregistered_dsps": dsp_info,
+        "comb_loops": len(loops),
+    }
+    return res
+
+
+def bits_of_wires(mod, pattern):
+    """Net bits of every wire whose name matches the regex."""
+    rx = re.compile(pattern)
+    out = set()
+    for name, n in mod["netnames"].items():
+        if rx.match(name):
+            out.update(b for b in n["bits"] if isinstance(b, int))
+    return out
+
+
+def cells_matching(mod, prefix):
+    return {n: c for n, c in mod["cells"].items() if n.startswith(prefix)}
