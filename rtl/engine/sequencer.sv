@@ -132,8 +132,8 @@ module sequencer #(
   localparam logic [CW-1:0] FIFO_CREDITS = CW'(FifoDepth);
 
   typedef enum logic [3:0] {
-    S_IDLE, S_SETUP, S_DIVIDE, S_DERIVE, S_CHECK, S_CFGWAIT, S_LOAD_U, S_LOAD_B, S_STATE,
-    S_RUN, S_DRAIN, S_DONE
+    S_IDLE, S_SETUP, S_DIVIDE, S_DERIVE, S_PRODUCT, S_CHECK, S_CFGWAIT, S_LOAD_U, S_LOAD_B,
+    S_STATE, S_RUN, S_DRAIN, S_DONE
   } state_e;
 
   state_e state_q, state_d;
@@ -154,6 +154,7 @@ module sequencer #(
   logic [CW-1:0] tbh_q, tbh_d;        // T*B*H
   logic [CW-1:0] tb_q, tb_d;          // T*B
   logic [CW-1:0] rh_q, rh_d;          // R*H (weight words per PE)
+  logic [CW+5:0] bytes_q, bytes_d;    // T*B*H*32: the gate store the command needs
   logic [15:0]   s_fw_q, s_fw_d;      // ELEM spacing
   logic [31:0]   l_res_q, l_res_d;    // min distance between a step's last ELEMs
   logic [15:0]   s_bw_q, s_bw_d;      // wave spacing
@@ -267,6 +268,7 @@ module sequencer #(
     tbh_d      = tbh_q;
     tb_d       = tb_q;
     rh_d       = rh_q;
+    bytes_d    = bytes_q;
     s_fw_d     = s_fw_q;
     l_res_d    = l_res_q;
     s_bw_d     = s_bw_q;
@@ -413,11 +415,17 @@ module sequencer #(
         if (s_red_d < p_last_d) s_red_d = p_last_d;
         s_ared_d = 16'(32'(hid_q) + ((32'(gh_q) < NumPe) ? 32'(gh_q) - 1 : NumPe - 1) * La);
         s_ared_d = (32'(s_ared_d) > Lm + 1) ? s_ared_d - 16'(Lm) : 16'd1;
-        state_d  = S_CHECK;
+        state_d  = S_PRODUCT;
+      end
+
+      // The products get a cycle of their own before they are compared.
+      S_PRODUCT: begin
+        tbh_d   = tb_q * hid_cw;
+        bytes_d = (CW + 6)'(tb_q * hid_cw) << 5;
+        state_d = S_CHECK;
       end
 
       S_CHECK: begin
-        tbh_d      = tb_q * hid_cw;
         wait_cfg_d = 16'(NumPe + 4);
         state_d    = S_CFGWAIT;
         if (rh_q > CW'(WeightDepth)) begin
@@ -432,7 +440,7 @@ module sequencer #(
         end else if (!is_load && stp_q == 0) begin
           status_d = engine_pkg::ERR_STEPS_ZERO;
           state_d  = S_DONE;
-        end else if (!is_load && ((64'(tb_q) * 64'(hid_q)) << 5) > 64'(size_q)) begin
+        end else if (!is_load && bytes_q > (CW + 6)'(size_q)) begin
           status_d = engine_pkg::ERR_STORE_TOO_SMALL;
           state_d  = S_DONE;
         end else if (!is_load && !(w_ok_q && w_cell_q == cell_q && w_hid_q == hid_q)) begin
@@ -795,6 +803,7 @@ module sequencer #(
     tbh_q      <= tbh_d;
     tb_q       <= tb_d;
     rh_q       <= rh_d;
+    bytes_q    <= bytes_d;
     s_fw_q     <= s_fw_d;
     l_res_q    <= l_res_d;
     s_bw_q     <= s_bw_d;

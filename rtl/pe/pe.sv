@@ -83,8 +83,8 @@ module pe #(
   logic [HiddenWidth-1:0] cfg_hidden_q;
   logic [RowsWidth-1:0]   cfg_rows_base_q;
   logic [PeWidth-1:0]     cfg_rows_extra_q;
-  logic [RowsWidth-1:0]   rows;      // rows this PE holds
-  logic                   has_rows;
+  logic [RowsWidth-1:0]   rows_q, rows_d;          // rows this PE holds
+  logic                   has_rows_q, has_rows_d;
 
   always_ff @(posedge clk_i) begin
     if (rst_i) begin
@@ -104,8 +104,20 @@ module pe #(
   assign cfg_rows_base_o  = cfg_rows_base_q;
   assign cfg_rows_extra_o = cfg_rows_extra_q;
 
-  assign rows     = cfg_rows_base_q + RowsWidth'({1'b0, cfg_rows_extra_q} > {1'b0, MY_INDEX});
-  assign has_rows = (rows != '0);
+  // Rows this PE holds, from the static configuration; registered so that the
+  // arithmetic stays off the MAC and reduction paths (the sequencer waits for
+  // the configuration to settle before the first token).
+  assign rows_d     = cfg_rows_base_q + RowsWidth'({1'b0, cfg_rows_extra_q} > {1'b0, MY_INDEX});
+  assign has_rows_d = (rows_d != '0);
+  always_ff @(posedge clk_i) begin
+    if (rst_i) begin
+      rows_q     <= '0;
+      has_rows_q <= 1'b0;
+    end else begin
+      rows_q     <= rows_d;
+      has_rows_q <= has_rows_d;
+    end
+  end
 
   // ---------------------------------------------------------- token relay
   logic                  tok_valid_q;
@@ -139,7 +151,7 @@ module pe #(
 
   logic for_me, is_elem, is_row, is_load, is_reduce;
   assign for_me    = (tok_pe_i == MY_INDEX);
-  assign is_elem   = tok_valid_i && (tok_op_i == engine_pkg::TOK_ELEM) && !cfg_bw_q && has_rows;
+  assign is_elem   = tok_valid_i && (tok_op_i == engine_pkg::TOK_ELEM) && !cfg_bw_q && has_rows_q;
   assign is_row    = tok_valid_i && (tok_op_i == engine_pkg::TOK_ROW) && cfg_bw_q && for_me;
   assign is_load   = tok_valid_i && (tok_op_i == engine_pkg::TOK_LOAD) && for_me;
   assign is_reduce = tok_valid_i && (tok_op_i == engine_pkg::TOK_REDUCE) && cfg_bw_q &&
@@ -173,7 +185,7 @@ module pe #(
       issue_idx_d  = issue_idx_q + 1'b1;
     end
     if (is_elem || is_row) begin
-      issue_cnt_d   = is_elem ? CntWidth'(rows) : CntWidth'(cfg_hidden_q);
+      issue_cnt_d   = is_elem ? CntWidth'(rows_q) : CntWidth'(cfg_hidden_q);
       issue_addr_d  = tok_addr_i;
       issue_idx_d   = '0;
       issue_fw_d    = is_elem;
@@ -327,7 +339,7 @@ module pe #(
       add_b = info_add_in[AccWidth+1] ? engine_pkg::FP_NEG_ZERO : acc_rdata;  // first
     end else begin
       add_a = red_part_q;
-      add_b = (has_rows && !red_zero_q) ? acc_rdata : engine_pkg::FP_NEG_ZERO;
+      add_b = (has_rows_q && !red_zero_q) ? acc_rdata : engine_pkg::FP_NEG_ZERO;
     end
   end
 
@@ -395,7 +407,7 @@ module pe #(
       end
     end
     if (is_elem && tok_last_i) begin
-      drain_left_d = rows;
+      drain_left_d = rows_q;
       drain_lr_d   = '0;
       drain_wait_d = WaitWidth'(DrainDelay + PeIndex);
     end
