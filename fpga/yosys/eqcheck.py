@@ -35,6 +35,9 @@ import flow
 
 YOSYS_CELLS_SIM = "/usr/share/yosys/xilinx/cells_sim.v"
 MODELS = os.path.join(flow.HERE, "sim_models")
+sys.path.insert(0, MODELS)
+import gen_bram_models  # noqa: E402  (our block RAM models, generated per run)
+
 OWN_MODELS = {"DSP48E2": "DSP48E2.v", "RAMB36E2": "RAMB36E2.v", "RAMB18E2": "RAMB18E2.v"}
 # DSP48E2 outputs our model produces.
 DSP_MODELLED_OUTPUTS = {"P", "PCOUT", "ACOUT", "BCOUT"}
@@ -227,7 +230,8 @@ def run(block_name, netlist_dir, cycles=None, seed=1, workdir=None, keep=False, 
     with open(os.path.join(workdir, "eq_tb.sv"), "w") as f:
         f.write(gen_tb(top, params, ins, outs, prof, cycles))
     used = {c["type"] for c in mod["cells"].values()}
-    models = [os.path.join(MODELS, OWN_MODELS[t]) for t in sorted(used) if t in OWN_MODELS]
+    generated = gen_bram_models.write_models(workdir)
+    models = [generated.get(t, os.path.join(MODELS, OWN_MODELS[t])) for t in sorted(used) if t in OWN_MODELS]
     # C++ optimisation: -O0 builds fastest (small blocks, few cycles); the
     # engine's long run wants -O1.
     opt = "OPT_FAST=-O0 OPT_SLOW=-O0 OPT_GLOBAL=-O0" if fast_build else \
