@@ -46,10 +46,5 @@ package engine_pkg;
                                                  input int unsigned add_lat);
     pe_drain_delay = mul_lat + add_lat + 4;
   endfunction
-  // Cycles one reduction partial spends in a PE (relay register, accumulator
-  // read alignment, adder).
-  function automatic int unsigned pe_reduce_hop(input int unsigned add_lat);
-    pe_reduce_hop = add_lat + 2;
-  endfunction
 
 endpackage
