@@ -209,47 +209,40 @@ TEST(Fp32Special, MacAllTriples) {
 // ---------------------------------------------------------------------------
 // Random vectors: 10^7 per op, the distributions taken in turn.
 
-TEST(Fp32Random, Add) {
-  constexpr uint64_t kSeed = 0xADD0001;
-  std::printf("add: seed=0x%llx\n", static_cast<unsigned long long>(kSeed));
-  testvec::Gen gen(kSeed);
-  Checker c("random add (seed " + std::to_string(kSeed) + ")");
+// Runs `check_one(gen, checker, i)` for kRandomVectors vectors from one seed
+// and reports the seed and the time taken.
+template <class CheckOne>
+void run_random(const char* op, uint64_t seed, CheckOne check_one) {
+  std::printf("%s: seed=0x%llx\n", op, static_cast<unsigned long long>(seed));
+  testvec::Gen gen(seed);
+  Checker c(std::string("random ") + op + " (seed " + std::to_string(seed) + ")");
   const auto t0 = std::chrono::steady_clock::now();
   for (uint64_t i = 0; i < kRandomVectors; ++i) {
-    const auto [a, b] = gen.add_pair(static_cast<int>(i % testvec::Gen::kNumKinds));
-    check_add(c, a, b);
+    check_one(gen, c, static_cast<int>(i % testvec::Gen::kNumKinds));
   }
-  std::printf("add: %llu vectors in %.2f s\n", static_cast<unsigned long long>(kRandomVectors),
+  std::printf("%s: %llu vectors in %.2f s\n", op, static_cast<unsigned long long>(kRandomVectors),
               seconds_since(t0));
+}
+
+TEST(Fp32Random, Add) {
+  run_random("add", 0xADD0001, [](testvec::Gen& gen, Checker& c, int kind) {
+    const auto [a, b] = gen.add_pair(kind);
+    check_add(c, a, b);
+  });
 }
 
 TEST(Fp32Random, Mul) {
-  constexpr uint64_t kSeed = 0x3010002;
-  std::printf("mul: seed=0x%llx\n", static_cast<unsigned long long>(kSeed));
-  testvec::Gen gen(kSeed);
-  Checker c("random mul (seed " + std::to_string(kSeed) + ")");
-  const auto t0 = std::chrono::steady_clock::now();
-  for (uint64_t i = 0; i < kRandomVectors; ++i) {
-    const auto [a, b] = gen.mul_pair(static_cast<int>(i % testvec::Gen::kNumKinds));
+  run_random("mul", 0x3010002, [](testvec::Gen& gen, Checker& c, int kind) {
+    const auto [a, b] = gen.mul_pair(kind);
     check_mul(c, a, b);
-  }
-  std::printf("mul: %llu vectors in %.2f s\n", static_cast<unsigned long long>(kRandomVectors),
-              seconds_since(t0));
+  });
 }
 
 TEST(Fp32Random, Mac) {
-  constexpr uint64_t kSeed = 0x3AC0003;
-  std::printf("mac: seed=0x%llx\n", static_cast<unsigned long long>(kSeed));
-  testvec::Gen gen(kSeed);
-  Checker c("random mac (seed " + std::to_string(kSeed) + ")");
-  const auto t0 = std::chrono::steady_clock::now();
-  for (uint64_t i = 0; i < kRandomVectors; ++i) {
-    const auto [a, b] = gen.mul_pair(static_cast<int>(i % testvec::Gen::kNumKinds));
-    const uint32_t acc = gen.acc_for(mul_host(a, b));
-    check_mac(c, acc, a, b);
-  }
-  std::printf("mac: %llu vectors in %.2f s\n", static_cast<unsigned long long>(kRandomVectors),
-              seconds_since(t0));
+  run_random("mac", 0x3AC0003, [](testvec::Gen& gen, Checker& c, int kind) {
+    const auto [a, b] = gen.mul_pair(kind);
+    check_mac(c, gen.acc_for(mul_host(a, b)), a, b);
+  });
 }
 
 // The constructed distributions really hit what they are for.
