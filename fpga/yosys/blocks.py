@@ -193,6 +193,9 @@ ENGINE_EQ = {
     "inputs": {
         "cmd_valid_i": "0", "cmd_op_i": "0", "cfg_cell_i": "0", "cfg_hidden_i": "0",
         "cfg_batch_i": "0", "cfg_steps_i": "0", "cfg_store_base_i": "0", "cfg_store_size_i": "0",
+        "cfg_watchdog_i": "32'd3000", "abort_i": "$urandom_range(1999) == 0",
+        "weight_last_i": "rnd_pct(2)", "state_in_last_i": "rnd_pct(5)", "xp_last_i": "rnd_pct(2)",
+        "dh_last_i": "rnd_pct(3)",
         "weight_valid_i": "rnd_pct(85)", "weight_data_i": "rnd_small()",
         "state_in_valid_i": "rnd_pct(85)", "state_in_data_i": "rnd_small()",
         "xp_valid_i": "rnd_pct(85)", "xp_data_i": "rnd_small()",

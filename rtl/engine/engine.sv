@@ -10,9 +10,20 @@
 //             from the state stream, dh_t in, the gate gradients delta_t out,
 //             (dh0, dc0) on the state stream; activations read back from the
 //             gate store. U is reused as resident (U^T delta on the chain).
-// All streams are 32-bit valid/ready. The gate store is a simple in-order
-// request/response memory port (one 256-bit record per unit and step; every
-// request gets one response, writes included).
+// All streams are 32-bit valid/ready with `last` on the final word of each
+// command's portion (AXI-Stream rules). An input whose `last` comes early or
+// late ends the command with ERR_TOO_FEW_WORDS / ERR_TOO_MANY_WORDS and the
+// stream in status_unit_o; a late one's surplus is dropped up to its `last`.
+// abort_i (and the watchdog, cfg_watchdog_i cycles without progress) ends any
+// command within engine_pkg::flush_cycles + 2 cycles with ERR_ABORTED
+// (ERR_TIMEOUT and the stalled stream): the datapath is reset, what it held is
+// discarded, and gate-store responses still outstanding are dropped as they
+// arrive, so the next command is exact. Weights and a finished forward's
+// gate store survive an abort (an aborted LOAD or FORWARD invalidates its own).
+// The gate store is a simple in-order request/response memory port (one
+// 256-bit record per unit and step; every request gets one response, writes
+// included). rst_i resets the engine and, by contract, the far side of this
+// port: responses to requests made before rst_i must not arrive after it.
 // Illegal configurations end the command at once with an error status.
 // NaN and infinity propagate as IEEE says (one canonical NaN); cnt_nonfinite_o
 // counts the hidden units whose outputs hold one, so the host can stop a
@@ -40,32 +51,42 @@ module engine #(
   input  logic [15:0]             cfg_steps_i,
   input  logic [MemAddrWidth-1:0] cfg_store_base_i,
   input  logic [MemAddrWidth-1:0] cfg_store_size_i,
+  input  logic [31:0]             cfg_watchdog_i,
+  input  logic                    abort_i,
   output logic                    busy_o,
   output logic                    done_o,
-  output logic [3:0]              status_o,
+  output logic [4:0]              status_o,
+  output logic [3:0]              status_unit_o,
   // Input streams.
   input  logic                    weight_valid_i,
   output logic                    weight_ready_o,
   input  logic [31:0]             weight_data_i,
+  input  logic                    weight_last_i,
   input  logic                    state_in_valid_i,
   output logic                    state_in_ready_o,
   input  logic [31:0]             state_in_data_i,
+  input  logic                    state_in_last_i,
   input  logic                    xp_valid_i,
   output logic                    xp_ready_o,
   input  logic [31:0]             xp_data_i,
+  input  logic                    xp_last_i,
   input  logic                    dh_valid_i,
   output logic                    dh_ready_o,
   input  logic [31:0]             dh_data_i,
+  input  logic                    dh_last_i,
   // Output streams.
   output logic                    h_valid_o,
   input  logic                    h_ready_i,
   output logic [31:0]             h_data_o,
+  output logic                    h_last_o,
   output logic                    delta_valid_o,
   input  logic                    delta_ready_i,
   output logic [31:0]             delta_data_o,
+  output logic                    delta_last_o,
   output logic                    state_out_valid_o,
   input  logic                    state_out_ready_i,
   output logic [31:0]             state_out_data_o,
+  output logic                    state_out_last_o,
   // Gate store memory port.
   output logic                    mem_req_valid_o,
   input  logic                    mem_req_ready_i,
@@ -77,13 +98,13 @@ module engine #(
   input  logic [255:0]            mem_rsp_data_i,
   // Counters of the last command.
   output logic [63:0]             cnt_cycles_o,
-  output logic [63:0]             cnt_macs_o,
+  output logic [63:0]             cnt_macs_o,          // MACs the PEs issued
   output logic [63:0]             cnt_stall_input_o,
   output logic [63:0]             cnt_stall_output_o,
   output logic [63:0]             cnt_stall_dep_o,
   output logic [63:0]             cnt_stall_store_o,
-  output logic [63:0]             cnt_weight_words_o,
-  output logic [63:0]             cnt_nonfinite_o   // units with a NaN/Inf output
+  output logic [63:0]             cnt_weight_words_o,  // weight and bias RAM writes
+  output logic [63:0]             cnt_nonfinite_o      // units with a NaN/Inf output
 );
 
   localparam int unsigned MaxRows     = (4 * MaxHidden + NumPe - 1) / NumPe;
@@ -97,9 +118,14 @@ module engine #(
   localparam int unsigned FifoDepth   = 1 << $clog2(2 * MaxHidden);
   localparam int unsigned FifoCount   = $clog2(FifoDepth + 2);
   localparam int unsigned OutstWidth  = $clog2(FifoDepth + 1) + 2;
+  localparam int unsigned CountWidth  = $clog2(NumPe + 2);
 
   // ------------------------------------------------------------ sequencer
-  logic                    run_bw, run_gru, start;
+  logic                    run_bw, run_gru, start, flush, dp_rst;
+  logic [39:0]             run_units, run_seq_units;
+  logic                    xp_skip, dh_skip, progress;
+  logic [3:0]              drain_busy;
+  logic [CountWidth-1:0]   mac_count, wload_count;
   logic [HiddenWidth-1:0]  run_hidden;
   logic [MemAddrWidth-1:0] run_store_base;
   logic                    chain_bw;
@@ -151,13 +177,19 @@ module engine #(
     .cfg_steps_i,
     .cfg_store_base_i,
     .cfg_store_size_i,
+    .cfg_watchdog_i,
+    .abort_i,
     .busy_o,
     .done_o,
     .status_o,
+    .status_unit_o,
+    .flush_o           (flush),
     .run_bw_o          (run_bw),
     .run_gru_o         (run_gru),
     .run_hidden_o      (run_hidden),
     .run_store_base_o  (run_store_base),
+    .run_units_o       (run_units),
+    .run_seq_units_o   (run_seq_units),
     .start_o           (start),
     .chain_bw_o        (chain_bw),
     .chain_rows_base_o (chain_rows_base),
@@ -173,14 +205,20 @@ module engine #(
     .weight_valid_i,
     .weight_ready_o,
     .weight_data_i,
+    .weight_last_i,
     .state_valid_i     (state_in_valid_i),
     .state_ready_o     (state_in_ready_o),
     .state_data_i      (state_in_data_i),
+    .state_last_i      (state_in_last_i),
     .xp_open_o         (xp_open),
+    .xp_skip_o         (xp_skip),
     .xp_word_i         (xp_word),
+    .xp_last_i,
     .xp_unit_i         (xp_unit),
     .dh_open_o         (dh_open),
+    .dh_skip_o         (dh_skip),
     .dh_word_i         (dh_word),
+    .dh_last_i,
     .bias_we_o         (bias_we),
     .bias_unit_o       (bias_unit),
     .bias_gate_o       (bias_gate),
@@ -207,6 +245,10 @@ module engine #(
     .sout_pop_i        (sout_pop),
     .store_pop_i       (store_pop),
     .drain_idle_i      (drain_idle),
+    .drain_busy_i      (drain_busy),
+    .progress_i        (progress),
+    .mac_count_i       (mac_count),
+    .wload_count_i     (wload_count),
     .rd_req_valid_o    (rd_req_valid),
     .rd_req_ready_i    (mem_req_ready_i),
     .rd_req_addr_o     (rd_req_addr),
@@ -223,6 +265,10 @@ module engine #(
   // --------------------------------------------------------------- chain
   logic        res_valid, res_zero;
   logic [31:0] res_data;
+  logic [NumPe-1:0] pe_mac, pe_wload;
+
+  // The datapath's reset: rst_i, or a flush that ends a command early.
+  assign dp_rst = rst_i || flush;
 
   pe_chain #(
     .NumPe      (NumPe),
@@ -232,7 +278,7 @@ module engine #(
     .AddLatency (AddLatency)
   ) u_chain (
     .clk_i,
-    .rst_i,
+    .rst_i           (dp_rst),
     .cfg_bw_i        (chain_bw),
     .cfg_hidden_i    (run_hidden),
     .cfg_rows_base_i (chain_rows_base),
@@ -247,8 +293,31 @@ module engine #(
     .tok_data_i      (tok_data),
     .res_valid_o     (res_valid),
     .res_zero_o      (res_zero),
-    .res_data_o      (res_data)
+    .res_data_o      (res_data),
+    .mac_o           (pe_mac),
+    .wload_o         (pe_wload)
   );
+
+  // Measured activity: the PEs' MAC issues and weight RAM writes, registered
+  // once and counted in the sequencer.
+  logic [NumPe-1:0] pe_mac_q, pe_wload_q;
+  always_ff @(posedge clk_i) begin
+    if (rst_i) begin
+      pe_mac_q   <= '0;
+      pe_wload_q <= '0;
+    end else begin
+      pe_mac_q   <= pe_mac;
+      pe_wload_q <= pe_wload;
+    end
+  end
+  always_comb begin
+    mac_count   = '0;
+    wload_count = '0;
+    for (int i = 0; i < NumPe; i++) begin
+      mac_count   = mac_count + CountWidth'(pe_mac_q[i]);
+      wload_count = wload_count + CountWidth'(pe_wload_q[i]);
+    end
+  end
 
   // ------------------------------------------------------ input buffering
   logic [2:0]   gate_count;
@@ -260,7 +329,7 @@ module engine #(
   logic         xp_in_ready;
   stream_pack #(.Lanes(4)) u_xp_pack (
     .clk_i,
-    .rst_i,
+    .rst_i      (dp_rst),
     .count_i    (gate_count),
     .in_valid_i (xp_valid_i && xp_open),
     .in_ready_o (xp_in_ready),
@@ -269,13 +338,13 @@ module engine #(
     .out_ready_i(xp_pack_ready),
     .out_data_o (xp_pack_data)
   );
-  assign xp_ready_o = xp_open && xp_in_ready;
+  assign xp_ready_o = (xp_open && xp_in_ready) || xp_skip;
   assign xp_word    = xp_valid_i && xp_ready_o;
   assign xp_unit    = xp_pack_valid && xp_pack_ready;
 
   prim_fifo #(.Width(128), .Depth(FifoDepth)) u_xp_fifo (
     .clk_i,
-    .rst_i,
+    .rst_i      (dp_rst),
     .in_valid_i (xp_pack_valid),
     .in_ready_o (xp_pack_ready),
     .in_data_i  (xp_pack_data),
@@ -290,7 +359,7 @@ module engine #(
   logic [FifoCount-1:0] unused_dh_count;
   prim_fifo #(.Width(32), .Depth(FifoDepth)) u_dh_fifo (
     .clk_i,
-    .rst_i,
+    .rst_i      (dp_rst),
     .in_valid_i (dh_valid_i && dh_open),
     .in_ready_o (dh_fifo_ready),
     .in_data_i  (dh_data_i),
@@ -299,7 +368,7 @@ module engine #(
     .out_data_o (dh_head),
     .count_o    (unused_dh_count)
   );
-  assign dh_ready_o = dh_open && dh_fifo_ready;
+  assign dh_ready_o = (dh_open && dh_fifo_ready) || dh_skip;
   assign dh_word    = dh_valid_i && dh_ready_o;
 
   logic         rec_head_valid, rec_fifo_ready;
@@ -307,8 +376,8 @@ module engine #(
   logic [FifoCount-1:0] unused_rec_count;
   prim_fifo #(.Width(256), .Depth(FifoDepth)) u_rec_fifo (
     .clk_i,
-    .rst_i,
-    .in_valid_i (mem_rsp_valid_i && run_bw),
+    .rst_i      (dp_rst),
+    .in_valid_i (mem_rsp_valid_i && run_bw && !rsp_stale),
     .in_ready_o (rec_fifo_ready),
     .in_data_i  (mem_rsp_data_i),
     .out_valid_o(rec_head_valid),
@@ -316,8 +385,8 @@ module engine #(
     .out_data_o (rec_head),
     .count_o    (unused_rec_count)
   );
-  assign mem_rsp_ready_o = run_bw ? rec_fifo_ready : 1'b1;
-  assign rec_push        = mem_rsp_valid_i && run_bw && rec_fifo_ready;
+  assign mem_rsp_ready_o = (run_bw && !rsp_stale) ? rec_fifo_ready : 1'b1;
+  assign rec_push        = mem_rsp_valid_i && run_bw && !rsp_stale && rec_fifo_ready;
 
   logic             desc_valid, desc_ready, desc_flag;
   logic [BWidth-1:0] desc_batch;
@@ -325,7 +394,7 @@ module engine #(
   logic [$clog2(8+2)-1:0] unused_desc_count;
   prim_fifo #(.Width(BWidth + 1), .Depth(8)) u_desc_fifo (
     .clk_i,
-    .rst_i,
+    .rst_i      (dp_rst),
     .in_valid_i (desc_push),
     .in_ready_o (unused_desc_in_ready),
     .in_data_i  ({desc_push_flag, desc_push_batch}),
@@ -355,7 +424,7 @@ module engine #(
     .MemAddrWidth(MemAddrWidth)
   ) u_act (
     .clk_i,
-    .rst_i,
+    .rst_i      (dp_rst),
     .cfg_bw_i        (run_bw),
     .cfg_gru_i       (run_gru),
     .cfg_hidden_i    (run_hidden),
@@ -424,71 +493,94 @@ module engine #(
   );
 
   // ------------------------------------------------------- output streams
+  // `last` on the command's final word of each output stream: pushes are
+  // counted against the command's unit counts.
+  logic [39:0] hout_n_q, dout_n_q, sout_n_q;
+  logic        hout_last, dout_last, sout_last;
+  assign hout_last = (hout_n_q + 40'd1 == run_units);
+  assign dout_last = (dout_n_q + 40'd1 == run_units);
+  assign sout_last = (sout_n_q + 40'd1 == run_seq_units);
+  always_ff @(posedge clk_i) begin
+    if (rst_i || start) begin
+      hout_n_q <= '0;
+      dout_n_q <= '0;
+      sout_n_q <= '0;
+    end else begin
+      hout_n_q <= hout_n_q + 40'(hout_push);
+      dout_n_q <= dout_n_q + 40'(dout_push);
+      sout_n_q <= sout_n_q + 40'(sout_push);
+    end
+  end
+
   logic hout_fifo_ready;
   logic [FifoCount-1:0] hout_count;
-  prim_fifo #(.Width(32), .Depth(FifoDepth)) u_hout_fifo (
+  prim_fifo #(.Width(33), .Depth(FifoDepth)) u_hout_fifo (
     .clk_i,
-    .rst_i,
+    .rst_i      (dp_rst),
     .in_valid_i (hout_push),
     .in_ready_o (hout_fifo_ready),
-    .in_data_i  (hout_data),
+    .in_data_i  ({hout_last, hout_data}),
     .out_valid_o(h_valid_o),
     .out_ready_i(h_ready_i),
-    .out_data_o (h_data_o),
+    .out_data_o ({h_last_o, h_data_o}),
     .count_o    (hout_count)
   );
   assign hout_pop = h_valid_o && h_ready_i;
 
-  logic         dout_fifo_ready, dout_head_valid;
+  logic         dout_fifo_ready, dout_head_valid, dout_head_last;
   logic [127:0] dout_head;
   logic [FifoCount-1:0] dout_count;
-  prim_fifo #(.Width(128), .Depth(FifoDepth)) u_dout_fifo (
+  prim_fifo #(.Width(129), .Depth(FifoDepth)) u_dout_fifo (
     .clk_i,
-    .rst_i,
+    .rst_i      (dp_rst),
     .in_valid_i (dout_push),
     .in_ready_o (dout_fifo_ready),
-    .in_data_i  (dout_data),
+    .in_data_i  ({dout_last, dout_data}),
     .out_valid_o(dout_head_valid),
     .out_ready_i(dout_pop),
-    .out_data_o (dout_head),
+    .out_data_o ({dout_head_last, dout_head}),
     .count_o    (dout_count)
   );
   stream_unpack #(.Lanes(4)) u_dout_unpack (
     .clk_i,
-    .rst_i,
+    .rst_i      (dp_rst),
     .count_i    (3'd4),
     .in_valid_i (dout_head_valid),
     .in_pop_o   (dout_pop),
     .in_data_i  (dout_head),
+    .in_last_i  (dout_head_last),
     .out_valid_o(delta_valid_o),
     .out_ready_i(delta_ready_i),
-    .out_data_o (delta_data_o)
+    .out_data_o (delta_data_o),
+    .out_last_o (delta_last_o)
   );
 
-  logic        sout_fifo_ready, sout_head_valid;
+  logic        sout_fifo_ready, sout_head_valid, sout_head_last;
   logic [63:0] sout_head;
   logic [FifoCount-1:0] sout_count;
-  prim_fifo #(.Width(64), .Depth(FifoDepth)) u_sout_fifo (
+  prim_fifo #(.Width(65), .Depth(FifoDepth)) u_sout_fifo (
     .clk_i,
-    .rst_i,
+    .rst_i      (dp_rst),
     .in_valid_i (sout_push),
     .in_ready_o (sout_fifo_ready),
-    .in_data_i  (sout_data),
+    .in_data_i  ({sout_last, sout_data}),
     .out_valid_o(sout_head_valid),
     .out_ready_i(sout_pop),
-    .out_data_o (sout_head),
+    .out_data_o ({sout_head_last, sout_head}),
     .count_o    (sout_count)
   );
   stream_unpack #(.Lanes(2)) u_sout_unpack (
     .clk_i,
-    .rst_i,
+    .rst_i      (dp_rst),
     .count_i    (run_gru ? 3'd1 : 3'd2),
     .in_valid_i (sout_head_valid),
     .in_pop_o   (sout_pop),
     .in_data_i  (sout_head),
+    .in_last_i  (sout_head_last),
     .out_valid_o(state_out_valid_o),
     .out_ready_i(state_out_ready_i),
-    .out_data_o (state_out_data_o)
+    .out_data_o (state_out_data_o),
+    .out_last_o (state_out_last_o)
   );
 
   // ------------------------------------------------------ gate store port
@@ -497,7 +589,7 @@ module engine #(
   logic [FifoCount-1:0]    store_count;
   prim_fifo #(.Width(MemAddrWidth + 256), .Depth(FifoDepth)) u_store_fifo (
     .clk_i,
-    .rst_i,
+    .rst_i      (dp_rst),
     .in_valid_i (store_push),
     .in_ready_o (store_fifo_ready),
     .in_data_i  ({store_addr, store_data}),
@@ -522,18 +614,43 @@ module engine #(
   assign mem_req_data_o = store_head[255:0];
   assign store_pop      = !run_bw && store_head_valid && mem_req_ready_i;
 
-  logic [OutstWidth-1:0] outst_q, outst_d;
-  logic req_fire, rsp_fire;
-  assign req_fire = mem_req_valid_o && mem_req_ready_i;
-  assign rsp_fire = mem_rsp_valid_i && mem_rsp_ready_o;
-  assign outst_d  = outst_q + OutstWidth'(req_fire) - OutstWidth'(rsp_fire);
+  // Requests without their response yet. A flush keeps the count: the
+  // responses still due then are stale and dropped as they arrive (rsp_stale),
+  // in order, before any response to a later request. A response with nothing
+  // outstanding (the far side broke the reset contract) is dropped as well.
+  logic [OutstWidth-1:0] outst_q, outst_d, stale_q, stale_d;
+  logic req_fire, rsp_fire, rsp_stale, flush_q;
+  assign req_fire  = mem_req_valid_o && mem_req_ready_i;
+  assign rsp_stale = (stale_q != '0) || (outst_q == '0);
+  assign rsp_fire  = mem_rsp_valid_i && mem_rsp_ready_o && (outst_q != '0);
+  assign outst_d   = outst_q + OutstWidth'(req_fire) - OutstWidth'(rsp_fire);
+  always_comb begin
+    stale_d = stale_q;
+    if (rsp_fire && stale_q != '0) stale_d = stale_q - 1'b1;
+    if (flush && !flush_q) stale_d = outst_d;
+  end
   always_ff @(posedge clk_i) begin
-    if (rst_i) outst_q <= '0;
-    else       outst_q <= outst_d;
+    if (rst_i) begin
+      outst_q <= '0;
+      stale_q <= '0;
+      flush_q <= 1'b0;
+    end else begin
+      outst_q <= outst_d;
+      stale_q <= stale_d;
+      flush_q <= flush;
+    end
   end
 
   assign drain_idle = (hout_count == '0) && (dout_count == '0) && (sout_count == '0) &&
                       (store_count == '0) && (outst_q == '0);
+  assign drain_busy = {(store_count != '0) || (outst_q != '0), sout_count != '0,
+                       dout_count != '0, hout_count != '0};
+
+  // Progress for the watchdog: any handshake, chain token or finished unit.
+  assign progress = (weight_valid_i && weight_ready_o) || (state_in_valid_i && state_in_ready_o) ||
+                    xp_word || dh_word || hout_pop || (delta_valid_o && delta_ready_i) ||
+                    (state_out_valid_o && state_out_ready_i) || req_fire || rsp_fire ||
+                    tok_valid || unit_done;
 
   logic unused_engine;
   assign unused_engine = ^{res_zero, unused_xp_count, unused_dh_count, unused_rec_count,
@@ -547,7 +664,6 @@ module engine #(
       assert (!(sout_push && !sout_fifo_ready)) else $error("engine: state output FIFO overflow");
       assert (!(store_push && !store_fifo_ready)) else $error("engine: gate store FIFO overflow");
       assert (!(desc_push && !unused_desc_in_ready)) else $error("engine: descriptor FIFO overflow");
-      assert (!(rsp_fire && outst_q == '0)) else $error("engine: memory response without a request");
     end
   end
 `endif

@@ -19,18 +19,36 @@ package engine_pkg;
   localparam logic [1:0] CELL_LSTM = 2'd0;
   localparam logic [1:0] CELL_GRU  = 2'd1;
 
-  // Command status (error) codes.
-  localparam logic [3:0] ERR_NONE             = 4'd0;
-  localparam logic [3:0] ERR_BAD_CELL         = 4'd1;
-  localparam logic [3:0] ERR_HIDDEN_ZERO      = 4'd2;
-  localparam logic [3:0] ERR_HIDDEN_TOO_LARGE = 4'd3;
-  localparam logic [3:0] ERR_BATCH_ZERO       = 4'd4;
-  localparam logic [3:0] ERR_BATCH_TOO_LARGE  = 4'd5;
-  localparam logic [3:0] ERR_STEPS_ZERO       = 4'd6;
-  localparam logic [3:0] ERR_STORE_TOO_SMALL  = 4'd7;
-  localparam logic [3:0] ERR_NO_WEIGHTS       = 4'd8;
-  localparam logic [3:0] ERR_NO_FORWARD       = 4'd9;
-  localparam logic [3:0] ERR_BAD_COMMAND      = 4'd10;
+  // Command status (error) codes. tools/engine_abi keeps sw/include/farnn/engine_abi.hpp
+  // equal to these (a test compares them).
+  localparam logic [4:0] ERR_NONE             = 5'd0;
+  localparam logic [4:0] ERR_BAD_CELL         = 5'd1;
+  localparam logic [4:0] ERR_HIDDEN_ZERO      = 5'd2;
+  localparam logic [4:0] ERR_HIDDEN_TOO_LARGE = 5'd3;
+  localparam logic [4:0] ERR_BATCH_ZERO       = 5'd4;
+  localparam logic [4:0] ERR_BATCH_TOO_LARGE  = 5'd5;
+  localparam logic [4:0] ERR_STEPS_ZERO       = 5'd6;
+  localparam logic [4:0] ERR_STORE_TOO_SMALL  = 5'd7;
+  localparam logic [4:0] ERR_NO_WEIGHTS       = 5'd8;
+  localparam logic [4:0] ERR_NO_FORWARD       = 5'd9;
+  localparam logic [4:0] ERR_BAD_COMMAND      = 5'd10;
+  localparam logic [4:0] ERR_STORE_MISALIGNED = 5'd11;  // base not a multiple of RECORD_BYTES
+  localparam logic [4:0] ERR_STORE_WRAP       = 5'd12;  // base + size beyond the address space
+  localparam logic [4:0] ERR_TOO_FEW_WORDS    = 5'd13;  // `last` before the command's final word
+  localparam logic [4:0] ERR_TOO_MANY_WORDS   = 5'd14;  // no `last` on the command's final word
+  localparam logic [4:0] ERR_TIMEOUT          = 5'd15;  // watchdog: no progress for the limit
+  localparam logic [4:0] ERR_ABORTED          = 5'd16;  // abort_i
+
+  // The stream or port a framing or timeout error names (status_unit_o).
+  localparam logic [3:0] UNIT_NONE       = 4'd0;
+  localparam logic [3:0] UNIT_WEIGHT     = 4'd1;
+  localparam logic [3:0] UNIT_STATE_IN   = 4'd2;
+  localparam logic [3:0] UNIT_XP         = 4'd3;
+  localparam logic [3:0] UNIT_DH         = 4'd4;
+  localparam logic [3:0] UNIT_H          = 4'd5;
+  localparam logic [3:0] UNIT_DELTA      = 4'd6;
+  localparam logic [3:0] UNIT_STATE_OUT  = 4'd7;
+  localparam logic [3:0] UNIT_GATE_STORE = 4'd8;
 
   localparam logic [31:0] FP_NEG_ZERO = 32'h8000_0000;  // x + (-0) == x exactly
   localparam logic [31:0] FP_ONE      = 32'h3f80_0000;
@@ -45,6 +63,14 @@ package engine_pkg;
   function automatic int unsigned pe_drain_delay(input int unsigned mul_lat,
                                                  input int unsigned add_lat);
     pe_drain_delay = mul_lat + add_lat + 4;
+  endfunction
+
+  // Cycles the datapath is held in reset after an abort, a timeout or a framing
+  // error: every pipeline without a reset of its own (the PE's MAC bookkeeping,
+  // 1 + MulLatency + AddLatency deep) has emptied by then.
+  function automatic int unsigned flush_cycles(input int unsigned mul_lat,
+                                               input int unsigned add_lat);
+    flush_cycles = mul_lat + add_lat + 4;
   endfunction
 
 endpackage

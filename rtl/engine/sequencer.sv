@@ -12,8 +12,19 @@
 // It reserves room in every output FIFO and checks every input FIFO holds a
 // whole step before starting it, so the rigid chain and activation unit never
 // stall. Token spacing follows the PE timing (docs/architecture.md).
-// Counters: cycles, useful MACs, stall cycles by cause, weight words loaded,
-// hidden units whose outputs hold a NaN or an infinity.
+// Framing: every input stream marks the final word of the command's portion
+// with `last`; a `last` too early ends the command with ERR_TOO_FEW_WORDS, a
+// final word without it with ERR_TOO_MANY_WORDS, after which the stream's
+// surplus is dropped up to its `last` (never left for the next command).
+// abort_i, the watchdog (cycles without progress, 0 = off) and framing errors
+// all end the command the same way: the datapath is held in reset for
+// engine_pkg::flush_cycles cycles (nothing of the command survives; weights,
+// bias and a finished forward's gate store do) and the command completes
+// with its status and the stream it names. From abort_i to done: at most
+// flush_cycles + 2 cycles (plus the surplus drop after a framing error).
+// Counters: cycles, MACs issued by the PEs (their MAC enables), stall cycles by
+// cause, weight words written (weight and bias RAM write enables), hidden units
+// whose outputs hold a NaN or an infinity.
 `default_nettype none
 
 module sequencer #(
@@ -25,6 +36,7 @@ module sequencer #(
   parameter int unsigned AddLatency   = 3,
   parameter int unsigned MemAddrWidth = 40,
   parameter int unsigned FifoDepth    = 64,
+  localparam int unsigned CountWidth  = $clog2(NumPe + 2),
   localparam int unsigned MaxRows     = (4 * MaxHidden + NumPe - 1) / NumPe,
   localparam int unsigned PeWidth     = (NumPe > 1) ? $clog2(NumPe) : 1,
   localparam int unsigned WAddrWidth  = $clog2(WeightDepth),
@@ -46,14 +58,21 @@ module sequencer #(
   input  logic [15:0]             cfg_steps_i,
   input  logic [MemAddrWidth-1:0] cfg_store_base_i,
   input  logic [MemAddrWidth-1:0] cfg_store_size_i,
+  input  logic [31:0]             cfg_watchdog_i,   // cycles without progress; 0: off
+  input  logic                    abort_i,
   output logic                    busy_o,
   output logic                    done_o,
-  output logic [3:0]              status_o,
+  output logic [4:0]              status_o,
+  output logic [3:0]              status_unit_o,
+  // Datapath reset after an abort, a timeout or a framing error.
+  output logic                    flush_o,
   // Running configuration for the datapath.
   output logic                    run_bw_o,
   output logic                    run_gru_o,
   output logic [HiddenWidth-1:0]  run_hidden_o,
   output logic [MemAddrWidth-1:0] run_store_base_o,
+  output logic [39:0]             run_units_o,      // T*B*H: h / delta units of the command
+  output logic [39:0]             run_seq_units_o,  // B*H: final-state units
   output logic                    start_o,
   // PE chain configuration and tokens.
   output logic                    chain_bw_o,
@@ -71,15 +90,22 @@ module sequencer #(
   input  logic                    weight_valid_i,
   output logic                    weight_ready_o,
   input  logic [31:0]             weight_data_i,
+  input  logic                    weight_last_i,
   input  logic                    state_valid_i,
   output logic                    state_ready_o,
   input  logic [31:0]             state_data_i,
-  // Input streams buffered elsewhere: this many words may still be accepted.
+  input  logic                    state_last_i,
+  // Input streams buffered elsewhere: open while words may still be accepted;
+  // skip: drop words up to `last` (the surplus after ERR_TOO_MANY_WORDS).
   output logic                    xp_open_o,
+  output logic                    xp_skip_o,
   input  logic                    xp_word_i,
+  input  logic                    xp_last_i,
   input  logic                    xp_unit_i,
   output logic                    dh_open_o,
+  output logic                    dh_skip_o,
   input  logic                    dh_word_i,
+  input  logic                    dh_last_i,
   // Loading the bias, the h buffer and the state RAM.
   output logic                    bias_we_o,
   output logic [JWidth-1:0]       bias_unit_o,
@@ -110,6 +136,11 @@ module sequencer #(
   input  logic                    sout_pop_i,
   input  logic                    store_pop_i,
   input  logic                    drain_idle_i,
+  input  logic [3:0]              drain_busy_i,     // {gate store, state out, delta, h} hold data
+  input  logic                    progress_i,       // a handshake, token or unit this cycle
+  // Measured activity: MACs issued and weight words written by the PEs this cycle.
+  input  logic [CountWidth-1:0]   mac_count_i,
+  input  logic [CountWidth-1:0]   wload_count_i,
   // Gate-store read requests (backward prefetch).
   output logic                    rd_req_valid_o,
   input  logic                    rd_req_ready_i,
@@ -130,10 +161,11 @@ module sequencer #(
   localparam int unsigned DrainDelay = engine_pkg::pe_drain_delay(Lm, La);
   localparam int unsigned CW = 40;  // width of unit/word counts (T*B*G*H < 2^40)
   localparam logic [CW-1:0] FIFO_CREDITS = CW'(FifoDepth);
+  localparam int unsigned FlushCycles = engine_pkg::flush_cycles(Lm, La);
 
   typedef enum logic [3:0] {
     S_IDLE, S_SETUP, S_DIVIDE, S_DERIVE, S_PRODUCT, S_CHECK, S_CFGWAIT, S_LOAD_U, S_LOAD_B,
-    S_STATE, S_RUN, S_DRAIN, S_DONE
+    S_STATE, S_RUN, S_DRAIN, S_ABORT, S_SKIP, S_DONE
   } state_e;
 
   state_e state_q, state_d;
@@ -143,7 +175,13 @@ module sequencer #(
   logic [1:0]              cell_q, cell_d;
   logic [15:0]             hid_q, hid_d, bat_q, bat_d, stp_q, stp_d;
   logic [MemAddrWidth-1:0] base_q, base_d, size_q, size_d;
-  logic [3:0]              status_q, status_d;
+  logic [4:0]              status_q, status_d;
+  logic [3:0]              unit_q, unit_d;      // stream named by the status
+  logic [3:0]              skip_q, skip_d;      // stream whose surplus is being dropped
+  logic [31:0]             wd_lim_q, wd_lim_d;  // watchdog limit
+  logic [31:0]             wd_q, wd_d;          // cycles without progress
+  logic [7:0]              fl_q, fl_d;          // flush cycles left
+  logic                    wrap_q, wrap_d;      // base + size beyond the address space
 
   // Derived configuration.
   logic [17:0]   gh_q, gh_d;          // G*H
@@ -249,6 +287,49 @@ module sequencer #(
   assign bw_st_ok  = !in_red_q || bw_final || (rec_av_q >= need);
   assign bw_dep_ok = in_red_q || (units_q > dep_q + CW'(u_q));
 
+  // Framing of the buffered streams (their words are counted in xp/dh_left).
+  logic xp_few, xp_many, dh_few, dh_many;
+  assign xp_few  = running && xp_word_i && xp_last_i && (xp_left_q != 1);
+  assign xp_many = running && xp_word_i && !xp_last_i && (xp_left_q == 1);
+  assign dh_few  = running && dh_word_i && dh_last_i && (dh_left_q != 1);
+  assign dh_many = running && dh_word_i && !dh_last_i && (dh_left_q == 1);
+
+  // The stream or port the command waits on now (named by a timeout).
+  logic [3:0] waiting_on;
+  always_comb begin
+    waiting_on = engine_pkg::UNIT_NONE;
+    unique case (state_q)
+      S_LOAD_U, S_LOAD_B: waiting_on = engine_pkg::UNIT_WEIGHT;
+      S_STATE:            waiting_on = engine_pkg::UNIT_STATE_IN;
+      S_SKIP:             waiting_on = skip_q;
+      S_RUN: begin
+        if (is_fw) begin
+          if (!fw_in_ok)       waiting_on = engine_pkg::UNIT_XP;
+          else if (!fw_out_ok) waiting_on = (hout_cr_q < need) ? engine_pkg::UNIT_H
+                                                               : engine_pkg::UNIT_STATE_OUT;
+          else if (!fw_st_ok)  waiting_on = engine_pkg::UNIT_GATE_STORE;
+        end else begin
+          if (!bw_in_ok)       waiting_on = engine_pkg::UNIT_DH;
+          else if (!bw_st_ok)  waiting_on = engine_pkg::UNIT_GATE_STORE;
+          else if (!bw_out_ok) waiting_on = bw_final ? engine_pkg::UNIT_STATE_OUT
+                                                     : engine_pkg::UNIT_DELTA;
+        end
+      end
+      S_DRAIN: begin
+        if (drain_busy_i[0])      waiting_on = engine_pkg::UNIT_H;
+        else if (drain_busy_i[1]) waiting_on = engine_pkg::UNIT_DELTA;
+        else if (drain_busy_i[2]) waiting_on = engine_pkg::UNIT_STATE_OUT;
+        else if (drain_busy_i[3]) waiting_on = engine_pkg::UNIT_GATE_STORE;
+      end
+      default: ;
+    endcase
+  end
+
+  // States in which the command can be ended early (abort, timeout, framing).
+  logic can_end, watched;
+  assign can_end = (state_q != S_IDLE) && (state_q != S_ABORT) && (state_q != S_DONE);
+  assign watched = running || (state_q == S_LOAD_U) || (state_q == S_LOAD_B) || (state_q == S_SKIP);
+
   // ----------------------------------------------------------------- main
   always_comb begin
     state_d    = state_q;
@@ -260,6 +341,12 @@ module sequencer #(
     base_d     = base_q;
     size_d     = size_q;
     status_d   = status_q;
+    unit_d     = unit_q;
+    skip_d     = skip_q;
+    wd_lim_d   = wd_lim_q;
+    wd_d       = (progress_i || !watched) ? '0 : wd_q + 1;
+    fl_d       = (fl_q != 0) ? fl_q - 1 : fl_q;
+    wrap_d     = wrap_q;
     gh_d       = gh_q;
     rem_d      = rem_q;
     quo_d      = quo_q;
@@ -313,12 +400,12 @@ module sequencer #(
     pf_idx_d   = pf_idx_q;
     pf_blk_d   = pf_blk_q;
     c_cyc_d    = c_cyc_q + 64'(state_q != S_IDLE);
-    c_mac_d    = c_mac_q;
+    c_mac_d    = c_mac_q + 64'(mac_count_i);
     c_in_d     = c_in_q;
     c_out_d    = c_out_q;
     c_dep_d    = c_dep_q;
     c_st_d     = c_st_q;
-    c_ww_d     = c_ww_q;
+    c_ww_d     = c_ww_q + 64'(wload_count_i);
     c_nf_d     = c_nf_q + 64'(nonfinite_i);
     tk_valid_d = 1'b0;
     tk_op_d    = tk_op_q;
@@ -345,6 +432,9 @@ module sequencer #(
     desc_batch_o    = BWidth'(b_q);
     desc_flag_o     = 1'b0;
     rd_req_valid_o  = 1'b0;
+    flush_o         = (state_q == S_ABORT);
+    xp_skip_o       = (state_q == S_SKIP) && (skip_q == engine_pkg::UNIT_XP);
+    dh_skip_o       = (state_q == S_SKIP) && (skip_q == engine_pkg::UNIT_DH);
 
     unique case (state_q)
       S_IDLE: begin
@@ -357,6 +447,10 @@ module sequencer #(
           stp_d    = cfg_steps_i;
           base_d   = cfg_store_base_i;
           size_d   = cfg_store_size_i;
+          wd_lim_d = cfg_watchdog_i;
+          unit_d   = engine_pkg::UNIT_NONE;
+          skip_d   = engine_pkg::UNIT_NONE;
+          wd_d     = '0;
           c_cyc_d  = 64'd1;
           c_mac_d  = '0;
           c_in_d   = '0;
@@ -374,6 +468,7 @@ module sequencer #(
         gh_d  = is_gru ? 18'(hid_q) * 18'd3 : 18'(hid_q) * 18'd4;
         rem_d = is_gru ? 18'(hid_q) * 18'd3 : 18'(hid_q) * 18'd4;
         quo_d = '0;
+        wrap_d = ({1'b0, base_q} + {1'b0, size_q}) > {1'b1, MemAddrWidth'(0)};
         state_d = S_DIVIDE;
         if (!is_load && !is_fw && !is_bw) begin
           status_d = engine_pkg::ERR_BAD_COMMAND;
@@ -439,6 +534,12 @@ module sequencer #(
           state_d  = S_DONE;
         end else if (!is_load && stp_q == 0) begin
           status_d = engine_pkg::ERR_STEPS_ZERO;
+          state_d  = S_DONE;
+        end else if (!is_load && base_q[4:0] != 5'd0) begin
+          status_d = engine_pkg::ERR_STORE_MISALIGNED;
+          state_d  = S_DONE;
+        end else if (!is_load && wrap_q) begin
+          status_d = engine_pkg::ERR_STORE_WRAP;
           state_d  = S_DONE;
         end else if (!is_load && bytes_q > (CW + 6)'(size_q)) begin
           status_d = engine_pkg::ERR_STORE_TOO_SMALL;
@@ -507,7 +608,6 @@ module sequencer #(
           tk_pe_d    = PeWidth'(i_q);
           tk_addr_d  = WAddrWidth'(base_w_q + CW'(j_q));
           tk_data_d  = weight_data_i;
-          c_ww_d     = c_ww_q + 1;
           left_d     = left_q - 1;
           j_d        = j_q + 1;
           if (32'(j_q) + 1 == 32'(hid_q)) begin
@@ -524,6 +624,11 @@ module sequencer #(
             g_d     = '0;
             state_d = S_LOAD_B;
           end
+          if (weight_last_i) begin  // U is never the end of the weight stream
+            status_d = engine_pkg::ERR_TOO_FEW_WORDS;
+            unit_d   = engine_pkg::UNIT_WEIGHT;
+            state_d  = S_ABORT;
+          end
         end else begin
           c_in_d = c_in_q + 1;
         end
@@ -534,19 +639,23 @@ module sequencer #(
         weight_ready_o = 1'b1;
         if (weight_valid_i) begin
           bias_we_o = 1'b1;
-          c_ww_d    = c_ww_q + 1;
           left_d    = left_q - 1;
           g_d       = g_q + 1;
           if (g_q + 1 == gates) begin
             g_d = '0;
             u_d = u_q + 1;
           end
-          if (left_q == 1) begin
+          if (left_q == 1 && weight_last_i) begin
             w_ok_d   = 1'b1;
             w_cell_d = cell_q;
             w_hid_d  = hid_q;
             wait_d   = 32'(NumPe + 4);
             state_d  = S_DRAIN;
+          end else if (left_q == 1 || weight_last_i) begin
+            status_d = (left_q == 1) ? engine_pkg::ERR_TOO_MANY_WORDS : engine_pkg::ERR_TOO_FEW_WORDS;
+            unit_d   = engine_pkg::UNIT_WEIGHT;
+            skip_d   = (left_q == 1) ? engine_pkg::UNIT_WEIGHT : engine_pkg::UNIT_NONE;
+            state_d  = S_ABORT;
           end
         end else begin
           c_in_d = c_in_q + 1;
@@ -578,6 +687,12 @@ module sequencer #(
             g_d     = '0;
             state_d = S_RUN;
           end
+          if ((left_q == 1) != state_last_i) begin
+            status_d = (left_q == 1) ? engine_pkg::ERR_TOO_MANY_WORDS : engine_pkg::ERR_TOO_FEW_WORDS;
+            unit_d   = engine_pkg::UNIT_STATE_IN;
+            skip_d   = (left_q == 1) ? engine_pkg::UNIT_STATE_IN : engine_pkg::UNIT_NONE;
+            state_d  = S_ABORT;
+          end
         end else begin
           c_in_d = c_in_q + 1;
         end
@@ -594,7 +709,6 @@ module sequencer #(
               tk_last_d  = (32'(j_q) + 1 == 32'(hid_q));
               tk_addr_d  = WAddrWidth'(j_q);
               tk_src_d   = 2'd1;
-              c_mac_d    = c_mac_q + 64'(gh_q);
               wait_d     = 32'(s_fw_q) - 1;
               if (j_q == 0) begin
                 desc_valid_o = 1'b1;
@@ -636,7 +750,6 @@ module sequencer #(
                 tk_first_d = (w_q == 0);
                 tk_src_d   = 2'd2;
                 tk_lane_d  = g_q[1:0];
-                c_mac_d    = c_mac_q + 64'(hid_q);
                 i_d        = i_q + 1;
                 g_d        = g_q + 1;
                 if (g_q + 1 == gates) begin
@@ -706,6 +819,28 @@ module sequencer #(
         end
       end
 
+      // The datapath is held in reset; then drop a stream's surplus, or finish.
+      S_ABORT: begin
+        if (fl_q == 0) state_d = (skip_q != engine_pkg::UNIT_NONE) ? S_SKIP : S_DONE;
+      end
+
+      // Drop the surplus words of one stream up to and including its `last`.
+      S_SKIP: begin
+        if (skip_q == engine_pkg::UNIT_WEIGHT) begin
+          weight_ready_o = 1'b1;
+          if (weight_valid_i && weight_last_i) state_d = S_DONE;
+        end else if (skip_q == engine_pkg::UNIT_STATE_IN) begin
+          state_ready_o = 1'b1;
+          if (state_valid_i && state_last_i) state_d = S_DONE;
+        end else if (skip_q == engine_pkg::UNIT_XP) begin
+          if (xp_word_i && xp_last_i) state_d = S_DONE;
+        end else if (skip_q == engine_pkg::UNIT_DH) begin
+          if (dh_word_i && dh_last_i) state_d = S_DONE;
+        end else begin
+          state_d = S_DONE;
+        end
+      end
+
       S_DONE: begin
         done_o  = 1'b1;
         state_d = S_IDLE;
@@ -713,6 +848,42 @@ module sequencer #(
 
       default: state_d = S_IDLE;
     endcase
+
+    // Bias words are written by the activation unit's RAMs on bias_we_o.
+    c_ww_d = c_ww_d + 64'(bias_we_o);
+
+    // Ending a command early: abort_i, a framing error on a buffered stream,
+    // or the watchdog. The first cause wins; a skip in progress just stops.
+    if (can_end) begin
+      if (state_q == S_SKIP) begin
+        if (abort_i) begin
+          state_d = S_DONE;
+        end else if (wd_lim_q != 0 && wd_q >= wd_lim_q) begin
+          status_d = engine_pkg::ERR_TIMEOUT;
+          state_d  = S_DONE;
+        end
+      end else if (abort_i) begin
+        status_d = engine_pkg::ERR_ABORTED;
+        unit_d   = engine_pkg::UNIT_NONE;
+        skip_d   = engine_pkg::UNIT_NONE;
+        state_d  = S_ABORT;
+      end else if (state_d == S_ABORT) begin
+        // a framing error on the weight or state stream, set above
+      end else if (xp_few || xp_many || dh_few || dh_many) begin
+        status_d = (xp_many || dh_many) ? engine_pkg::ERR_TOO_MANY_WORDS
+                                        : engine_pkg::ERR_TOO_FEW_WORDS;
+        unit_d   = (xp_few || xp_many) ? engine_pkg::UNIT_XP : engine_pkg::UNIT_DH;
+        skip_d   = xp_many ? engine_pkg::UNIT_XP
+                           : (dh_many ? engine_pkg::UNIT_DH : engine_pkg::UNIT_NONE);
+        state_d  = S_ABORT;
+      end else if (wd_lim_q != 0 && wd_q >= wd_lim_q) begin
+        status_d = engine_pkg::ERR_TIMEOUT;
+        unit_d   = waiting_on;
+        skip_d   = engine_pkg::UNIT_NONE;
+        state_d  = S_ABORT;
+      end
+      if (state_d == S_ABORT && state_q != S_ABORT) fl_d = 8'(FlushCycles - 1);
+    end
 
     // Backward record prefetch: act order, t from T-1 down, b, j.
     if (running && is_bw && pf_left_q != 0 && rec_cr_q != 0) begin
@@ -751,6 +922,10 @@ module sequencer #(
     if (rst_i) begin
       state_q    <= S_IDLE;
       status_q   <= engine_pkg::ERR_NONE;
+      unit_q     <= engine_pkg::UNIT_NONE;
+      skip_q     <= engine_pkg::UNIT_NONE;
+      wd_q       <= '0;
+      fl_q       <= '0;
       w_ok_q     <= 1'b0;
       f_ok_q     <= 1'b0;
       tk_valid_q <= 1'b0;
@@ -770,6 +945,10 @@ module sequencer #(
     end else begin
       state_q    <= state_d;
       status_q   <= status_d;
+      unit_q     <= unit_d;
+      skip_q     <= skip_d;
+      wd_q       <= wd_d;
+      fl_q       <= fl_d;
       w_ok_q     <= w_ok_d;
       f_ok_q     <= f_ok_d;
       tk_valid_q <= tk_valid_d;
@@ -795,6 +974,8 @@ module sequencer #(
     stp_q      <= stp_d;
     base_q     <= base_d;
     size_q     <= size_d;
+    wd_lim_q   <= wd_lim_d;
+    wrap_q     <= wrap_d;
     gh_q       <= gh_d;
     rem_q      <= rem_d;
     quo_q      <= quo_d;
@@ -855,7 +1036,10 @@ module sequencer #(
 
   // ------------------------------------------------------------- outputs
   assign busy_o   = (state_q != S_IDLE);
-  assign status_o = status_q;
+  assign status_o      = status_q;
+  assign status_unit_o = unit_q;
+  assign run_units_o     = tbh_q;
+  assign run_seq_units_o = bh_q;
 
   assign run_bw_o         = is_bw;
   assign run_gru_o        = is_gru;
@@ -895,6 +1079,7 @@ module sequencer #(
     if (NumPe < 1) $error("sequencer: NumPe must be >= 1");
     if (MaxBatch < 1 || MaxHidden < 1) $error("sequencer: MaxBatch and MaxHidden must be >= 1");
     if (FifoDepth < 2 * MaxHidden) $error("sequencer: FifoDepth must hold two steps");
+    if (FlushCycles > 255) $error("sequencer: flush counter too narrow");
   end
 `endif
 

@@ -71,7 +71,10 @@ module pe #(
   input  logic [31:0]            res_data_i,
   output logic                   res_valid_o,
   output logic                   res_zero_o,
-  output logic [31:0]            res_data_o
+  output logic [31:0]            res_data_o,
+  // Activity, for the engine's counters: a MAC issued, a weight word written.
+  output logic                   mac_o,
+  output logic                   wload_o
 );
 
   localparam int unsigned DrainDelay = engine_pkg::pe_drain_delay(MulLatency, AddLatency);
@@ -207,6 +210,9 @@ module pe #(
     issue_last_q  <= issue_last_d;
     issue_x_q     <= issue_x_d;
   end
+
+  assign mac_o   = issue;
+  assign wload_o = is_load;
 
   // Weight RAM: MAC reads, LOAD writes.
   logic [31:0] weight;
@@ -344,7 +350,7 @@ module pe #(
   end
 
   logic [1:0] add_tag_in, add_tag_out;  // {reduction partial, zero}
-  logic unused_add_valid, unused_add_ready;
+  logic add_out_valid, unused_add_ready;
   assign add_tag_in = {red_add_in_q && !mac_add_in, red_zero_q};
   fp_add #(
     .TagWidth(2),
@@ -357,14 +363,16 @@ module pe #(
     .a_i        (add_a),
     .b_i        (add_b),
     .tag_i      (add_tag_in),
-    .out_valid_o(unused_add_valid),
+    .out_valid_o(add_out_valid),
     .out_ready_i(1'b1),
     .y_o        (sum),
     .tag_o      (add_tag_out)
   );
 
+  // The adder's stages load only valid data, so after a reset its last stage
+  // shows a stale tag until the pipeline has refilled: qualify with valid.
   logic red_add_out;
-  assign red_add_out = add_tag_out[1];
+  assign red_add_out = add_tag_out[1] && add_out_valid;
 
   prim_ram_1r1w #(
     .Width(32),
@@ -466,8 +474,8 @@ module pe #(
   assign res_data_o  = res_data_q;
 
   logic unused_pe;
-  assign unused_pe = ^{unused_mul_valid, unused_mul_ready, unused_mul_tag, unused_add_valid,
-                       unused_add_ready, info_add_in[AccWidth-1:0], info_add_in[InfoWidth-2],
+  assign unused_pe = ^{unused_mul_valid, unused_mul_ready, unused_mul_tag, unused_add_ready,
+                       info_add_in[AccWidth-1:0], info_add_in[InfoWidth-2],
                        info_add_in[AccWidth], info_add_out[InfoWidth-3]};
 
 `ifndef SYNTHESIS

@@ -37,7 +37,10 @@ module pe_chain #(
   input  logic [31:0]            tok_data_i,
   output logic                   res_valid_o,
   output logic                   res_zero_o,
-  output logic [31:0]            res_data_o
+  output logic [31:0]            res_data_o,
+  // Per PE: a MAC issued / a weight word written this cycle (engine counters).
+  output logic [NumPe-1:0]       mac_o,
+  output logic [NumPe-1:0]       wload_o
 );
 
   localparam int unsigned N = NumPe + 1;  // link slots: input of PE i is slot i
@@ -110,7 +113,9 @@ module pe_chain #(
       .res_data_i      (res_data[i*32 +: 32]),
       .res_valid_o     (res_valid[i+1]),
       .res_zero_o      (res_zero[i+1]),
-      .res_data_o      (res_data[(i+1)*32 +: 32])
+      .res_data_o      (res_data[(i+1)*32 +: 32]),
+      .mac_o           (mac_o[i]),
+      .wload_o         (wload_o[i])
     );
   end
 

@@ -114,6 +114,7 @@ uint32_t near(uint32_t v, int n) {
 }
 
 void body(const Options& opt) {
+  opt.allow({"items"});
   Rng rng(opt.seed());
   Testbench<Vfp_act> tb(opt, "tb_fp_act");
   auto& dut = tb.dut();

@@ -4,6 +4,9 @@
 // Every request (read or write) gets exactly one response. Accesses outside
 // the registered window or misaligned fail the test; reading a word that was
 // never written fails too (it would be silent corruption in hardware).
+// A reset of the master resets this side too (requests in flight are dropped:
+// the engine's reset contract). set_mute(true) models a memory that stops
+// answering: requests are still taken, responses wait until unmuted.
 #pragma once
 
 #include <array>
@@ -50,17 +53,28 @@ class MemoryModel : public Component {
     min_lat_ = min_latency;
     max_lat_ = max_latency;
   }
+  void set_mute(bool mute) { mute_ = mute; }
+  // A far side that ignores the master's reset (breaks the contract): requests
+  // in flight are still answered afterwards.
+  void set_keep_on_reset(bool keep) { keep_on_reset_ = keep; }
   const std::unordered_map<uint64_t, Line>& contents() const { return mem_; }
+  size_t outstanding() const { return pending_.size(); }
   uint64_t reads() const { return reads_; }
   uint64_t writes() const { return writes_; }
   bool idle() const { return pending_.empty(); }
+
+  void on_reset() override {
+    if (keep_on_reset_) return;
+    pending_.clear();
+    rsp_valid_ = false;
+  }
 
   void drive() override {
     req_ready_ = !rng_.chance(req_stall_);
     p_.set_req_ready(req_ready_);
     // A response once offered stays offered until taken (valid never waits for ready).
     rsp_valid_ = !pending_.empty() && pending_.front().due <= now_ &&
-                 (rsp_valid_ || !rng_.chance(rsp_stall_));
+                 (rsp_valid_ || (!mute_ && !rng_.chance(rsp_stall_)));
     p_.set_rsp(rsp_valid_, rsp_valid_ ? pending_.front().data : Line{});
   }
 
@@ -114,7 +128,7 @@ class MemoryModel : public Component {
   uint64_t base_ = 0, size_ = 0, now_ = 0, reads_ = 0, writes_ = 0;
   double req_stall_ = 0.0, rsp_stall_ = 0.0;
   int min_lat_ = 1, max_lat_ = 1;
-  bool req_ready_ = false, rsp_valid_ = false;
+  bool req_ready_ = false, rsp_valid_ = false, mute_ = false, keep_on_reset_ = false;
 };
 
 }  // namespace farnn::tb

@@ -1,11 +1,14 @@
 // Command-line and environment options shared by every FARNN testbench:
 // the seed (--seed N or FARNN_SEED, printed at start so every run reproduces),
-// FST tracing on demand (--trace [file] or FARNN_TRACE=1) and free-form
-// "--key value" settings read with get_int/get_double/get_string.
+// FST tracing on demand (--trace [file] or FARNN_TRACE=1) and "--key value"
+// settings read with get_int/get_double/get_string. Each program names the
+// settings it knows with allow(); any other is refused with an error (a
+// misspelt --hiden must not be silently ignored).
 #pragma once
 
 #include <cstdint>
 #include <cstdlib>
+#include <initializer_list>
 #include <iostream>
 #include <map>
 #include <random>
@@ -45,6 +48,20 @@ class Options {
     }
     std::cout << name_ << ": seed=" << seed_ << " (reproduce with FARNN_SEED=" << seed_ << ")"
               << std::endl;
+  }
+
+  // Refuses every setting not in `known` (--seed and --trace are always known).
+  void allow(std::initializer_list<const char*> known) const {
+    for (const auto& [key, value] : kv_) {
+      if (key == "seed" || key == "trace") continue;
+      bool found = false;
+      std::string list = "--seed, --trace";
+      for (const char* k : known) {
+        found = found || key == k;
+        list += std::string(", --") + k;
+      }
+      if (!found) throw std::invalid_argument(name_ + ": unknown option --" + key + " (known: " + list + ")");
+    }
   }
 
   const std::string& name() const { return name_; }

@@ -131,6 +131,9 @@ class HandshakeMonitor : public Component {
         fail_fn_(std::move(fail)) {}
 
   uint64_t transfers() const { return transfers_; }
+  // While set, a stalled valid may be withdrawn (a command being aborted
+  // discards its output); data must still hold while valid stays high.
+  void set_allow_withdraw(bool allow) { allow_withdraw_ = allow; }
 
   // A reset may legally drop a stalled valid.
   void on_reset() override { stalled_ = false; }
@@ -138,6 +141,7 @@ class HandshakeMonitor : public Component {
   void sample() override {
     const bool valid = valid_fn_();
     const bool ready = ready_fn_();
+    if (stalled_ && !valid && allow_withdraw_) stalled_ = false;
     if (stalled_) {
       if (!valid) fail_fn_(name_ + ": valid dropped while stalled (valid must wait for ready)");
       if (!(data_fn_() == held_)) fail_fn_(name_ + ": data changed while stalled");
@@ -154,6 +158,7 @@ class HandshakeMonitor : public Component {
   DataFn data_fn_;
   FailFn fail_fn_;
   bool stalled_ = false;
+  bool allow_withdraw_ = false;
   T held_{};
   uint64_t transfers_ = 0;
 };

@@ -42,6 +42,7 @@ json phase_json(const CommandResult& r, uint64_t macs, int num_pe, double clock_
 
 int main(int argc, char** argv) {
   return run_main(argc, argv, "bench_engine", [](const Options& opt) {
+    opt.allow({"steps", "clock-mhz", "json"});
     EngineHarness hx(opt, "bench_engine");
     const EngineParams& p = hx.params();
     const int steps = static_cast<int>(opt.get_int("steps", 100));
@@ -71,7 +72,7 @@ int main(int argc, char** argv) {
           const engine::Config cfg{cell, h, batch, steps, p.num_pe};
           const LayerCase lc = make_layer_case(rng, cfg, h);
           const LayerRun r = run_layer(hx, lc);
-          const bool exact = r.fw.status == kOk && r.bw.status == kOk &&
+          const bool exact = r.fw.ok() && r.bw.ok() &&
                              first_mismatch(r.model_fw.h, r.fw.h) < 0 &&
                              first_mismatch(r.expected_delta, r.bw.delta) < 0 &&
                              first_mismatch(r.model_bw.state_out, r.bw.state_out) < 0;

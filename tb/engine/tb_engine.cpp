@@ -66,9 +66,9 @@ void run_case(EngineHarness& hx, const engine::Config& cfg, int input, uint64_t 
               stress.mem_req_stall, stress.mem_rsp_stall, stress.mem_min_latency, stress.mem_max_latency);
 
   const LayerRun r = run_layer(hx, lc);
-  if (r.load.status != kOk) hx.tb().fail("LOAD refused with status " + std::to_string(r.load.status));
+  if (!r.load.ok()) hx.tb().fail("LOAD ended with " + r.load.describe());
   if (r.load.counters.weight_words != r.load_stream.size()) hx.tb().fail("LOAD weight word count wrong");
-  if (r.fw.status != kOk) hx.tb().fail("FORWARD refused with status " + std::to_string(r.fw.status));
+  if (!r.fw.ok()) hx.tb().fail("FORWARD ended with " + r.fw.describe());
   expect_equal(hx, "h_t", r.model_fw.h, r.fw.h, [&](size_t i) {
     return "t=" + std::to_string(i / (B * H)) + " b=" + std::to_string(i / H % B) +
            " j=" + std::to_string(i % H);
@@ -80,7 +80,7 @@ void run_case(EngineHarness& hx, const engine::Config& cfg, int input, uint64_t 
   });
   if (r.fw.counters.macs != r.useful_macs) hx.tb().fail("FORWARD MAC count wrong");
   if (r.fw.counters.weight_words != 0) hx.tb().fail("FORWARD moved weight words");
-  if (r.bw.status != kOk) hx.tb().fail("BACKWARD refused with status " + std::to_string(r.bw.status));
+  if (!r.bw.ok()) hx.tb().fail("BACKWARD ended with " + r.bw.describe());
   expect_equal(hx, "delta_t", r.expected_delta, r.bw.delta, [&](size_t i) {
     const size_t unit = i / 4, step = unit / (B * H);
     return "t=" + std::to_string(T - 1 - static_cast<int>(step)) + " b=" + std::to_string(unit / H % B) +
@@ -108,7 +108,8 @@ struct Bad {
   Op op;
   int cell, hidden, batch, steps;
   uint64_t size;
-  int status;
+  Status status;
+  uint64_t base = 0x1000;
 };
 
 // An illegal request ends quickly with its status, takes no stream data and
@@ -121,20 +122,21 @@ void expect_refusal(EngineHarness& hx, const Bad& b) {
   c.batch = b.batch;
   c.steps = b.steps;
   c.store_size = b.size;
+  c.store_base = b.base;
   c.weights.assign(8, 0x3f800000u);
   c.state_in.assign(8, 0);
   c.xp.assign(8, 0);
   c.dh.assign(8, 0);
   const CommandResult r = hx.run(c, 2000);
   if (r.status != b.status) {
-    hx.tb().fail(std::string("illegal request '") + b.what + "': status " + std::to_string(r.status) +
-                 ", expected " + std::to_string(b.status));
+    hx.tb().fail(std::string("illegal request '") + b.what + "': " + r.describe() + ", expected " +
+                 engine::status_name(static_cast<int>(b.status)));
   }
   if (!r.h.empty() || !r.delta.empty() || !r.state_out.empty()) {
     hx.tb().fail(std::string("illegal request '") + b.what + "' produced output");
   }
-  std::printf("  refused: %-34s status %d after %llu cycles\n", b.what, r.status,
-              static_cast<unsigned long long>(r.latency));
+  std::printf("  refused: %-34s %s after %llu cycles\n", b.what,
+              engine::status_name(static_cast<int>(r.status)).c_str(), static_cast<unsigned long long>(r.latency));
 }
 
 // NaN and infinity in the data are not errors: they propagate as IEEE says,
@@ -187,17 +189,17 @@ void run_error_suite(EngineHarness& hx) {
     }
   }
   std::vector<Bad> cases = {
-      {"forward before any load", Op::kForward, 0, 2, 1, 1, big, kNoWeights},
-      {"backward before any forward", Op::kBackward, 0, 2, 1, 1, big, kNoWeights},
-      {"bad opcode", static_cast<Op>(3), 0, 2, 1, 1, big, kBadCommand},
-      {"bad cell type", Op::kLoad, 2, 2, 1, 1, big, kBadCell},
-      {"hidden size 0", Op::kLoad, 0, 0, 1, 1, big, kHiddenZero},
-      {"hidden above MaxHidden", Op::kLoad, 1, p.max_hidden + 1, 1, 1, big, kHiddenTooLarge},
-      {"hidden far above", Op::kForward, 0, 65535, 1, 1, big, kHiddenTooLarge},
+      {"forward before any load", Op::kForward, 0, 2, 1, 1, big, Status::kNoWeights},
+      {"backward before any forward", Op::kBackward, 0, 2, 1, 1, big, Status::kNoWeights},
+      {"bad opcode", static_cast<Op>(3), 0, 2, 1, 1, big, Status::kBadCommand},
+      {"bad cell type", Op::kLoad, 2, 2, 1, 1, big, Status::kBadCell},
+      {"hidden size 0", Op::kLoad, 0, 0, 1, 1, big, Status::kHiddenZero},
+      {"hidden above MaxHidden", Op::kLoad, 1, p.max_hidden + 1, 1, 1, big, Status::kHiddenTooLarge},
+      {"hidden far above", Op::kForward, 0, 65535, 1, 1, big, Status::kHiddenTooLarge},
   };
   if (over_capacity > 0) {
     cases.push_back({"LSTM rows beyond the weight RAM", Op::kLoad, 0, over_capacity, 1, 1, big,
-                     kHiddenTooLarge});
+                     Status::kHiddenTooLarge});
   }
   for (const Bad& b : cases) expect_refusal(hx, b);
 
@@ -211,15 +213,18 @@ void run_error_suite(EngineHarness& hx) {
   load.cell = 0;
   load.hidden = 2;
   load.weights = engine::load_stream(cfg, lc.weights);
-  if (hx.run(load, 20000).status != kOk) hx.tb().fail("load for the error suite refused");
+  if (!hx.run(load, 20000).ok()) hx.tb().fail("load for the error suite refused");
   const std::vector<Bad> after_load = {
-      {"batch 0", Op::kForward, 0, 2, 0, 1, big, kBatchZero},
-      {"batch above MaxBatch", Op::kForward, 0, 2, p.max_batch + 1, 1, big, kBatchTooLarge},
-      {"steps 0", Op::kForward, 0, 2, 1, 0, big, kStepsZero},
-      {"gate store too small", Op::kForward, 0, 2, 1, 4, 4 * 2 * 32 - 32, kStoreTooSmall},
-      {"forward for other weights (GRU)", Op::kForward, 1, 2, 1, 1, big, kNoWeights},
-      {"forward for other hidden size", Op::kForward, 0, 1, 1, 1, big, kNoWeights},
-      {"backward without forward", Op::kBackward, 0, 2, 1, 1, big, kNoForward},
+      {"batch 0", Op::kForward, 0, 2, 0, 1, big, Status::kBatchZero},
+      {"batch above MaxBatch", Op::kForward, 0, 2, p.max_batch + 1, 1, big, Status::kBatchTooLarge},
+      {"steps 0", Op::kForward, 0, 2, 1, 0, big, Status::kStepsZero},
+      {"gate store base misaligned", Op::kForward, 0, 2, 1, 1, big, Status::kStoreMisaligned, 0x1010},
+      {"gate store window wraps", Op::kForward, 0, 2, 1, 1, 1ull << 39, Status::kStoreWrap,
+       (1ull << 40) - (1ull << 38)},
+      {"gate store too small", Op::kForward, 0, 2, 1, 4, 4 * 2 * 32 - 32, Status::kStoreTooSmall},
+      {"forward for other weights (GRU)", Op::kForward, 1, 2, 1, 1, big, Status::kNoWeights},
+      {"forward for other hidden size", Op::kForward, 0, 1, 1, 1, big, Status::kNoWeights},
+      {"backward without forward", Op::kBackward, 0, 2, 1, 1, big, Status::kNoForward},
   };
   for (const Bad& b : after_load) expect_refusal(hx, b);
   // A forward with T=1, then a backward that asks for T=2: refused.
@@ -229,14 +234,37 @@ void run_error_suite(EngineHarness& hx) {
   fwc.store_size = big;
   fwc.state_in = lc.state_in_fw;
   fwc.xp = lc.xp;
-  if (hx.run(fwc, 50000).status != kOk) hx.tb().fail("forward in the error suite refused");
+  if (!hx.run(fwc, 50000).ok()) hx.tb().fail("forward in the error suite refused");
+  // A backward must name the forward's window, batch and steps; each other
+  // value is refused (and none of them disturbs the stored forward).
+  struct Mismatch {
+    const char* what;
+    int batch, steps;
+    uint64_t base;
+  };
+  const uint64_t other_base = fwc.store_base + 32 * 64;
+  for (const Mismatch& m : {Mismatch{"backward with other steps", 1, 2, fwc.store_base},
+                            Mismatch{"backward with other batch", 2, 1, fwc.store_base},
+                            Mismatch{"backward with other gate-store base", 1, 1, other_base}}) {
+    if (m.batch > p.max_batch) continue;
+    EngineCommand bwc = fwc;
+    bwc.op = Op::kBackward;
+    bwc.batch = m.batch;
+    bwc.steps = m.steps;
+    bwc.store_base = m.base;
+    bwc.xp.clear();
+    const CommandResult r = hx.run(bwc, 2000);
+    if (r.status != Status::kNoForward) hx.tb().fail(std::string(m.what) + " not refused: " + r.describe());
+    std::printf("  refused: %-34s %s\n", m.what, engine::status_name(static_cast<int>(r.status)).c_str());
+  }
+  // The matching backward still runs.
   EngineCommand bwc = fwc;
   bwc.op = Op::kBackward;
-  bwc.steps = 2;
   bwc.xp.clear();
-  const CommandResult r = hx.run(bwc, 2000);
-  if (r.status != kNoForward) hx.tb().fail("backward with other steps than the forward not refused");
-  std::printf("  refused: %-34s status %d\n", "backward with other steps", r.status);
+  bwc.state_in = lc.carry_in;
+  bwc.dh = lc.dh_stream;
+  const CommandResult ok = hx.run(bwc, 50000);
+  if (!ok.ok()) hx.tb().fail("matching backward after the refusals: " + ok.describe());
 }
 
 }  // namespace
@@ -246,6 +274,7 @@ int main(int argc, char** argv) {
   using namespace farnn;
   using namespace farnn::tb;
   return run_main(argc, argv, "tb_engine", [](const Options& opt) {
+    opt.allow({"suite", "cell", "hidden", "batch", "steps", "input"});
     EngineHarness hx(opt, "tb_engine");
     const EngineParams& p = hx.params();
     std::printf("engine %s\n", p.describe().c_str());
@@ -257,6 +286,12 @@ int main(int argc, char** argv) {
     if (suite == "errors") return;
 
     const std::string cell_opt = opt.get_string("cell", "both");
+    if (suite != "all" && suite != "errors" && suite != "cases") {
+      throw std::invalid_argument("--suite must be errors, cases or all (got '" + suite + "')");
+    }
+    if (cell_opt != "lstm" && cell_opt != "gru" && cell_opt != "both") {
+      throw std::invalid_argument("--cell must be lstm, gru or both (got '" + cell_opt + "')");
+    }
     std::vector<engine::Cell> cells;
     if (cell_opt != "gru") cells.push_back(engine::Cell::kLstm);
     if (cell_opt != "lstm") cells.push_back(engine::Cell::kGru);

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   cfg.latency = FARNN_PARAM_Latency;
   cfg.tag_width = FARNN_PARAM_TagWidth;
   return farnn::tb::run_main(argc, argv, cfg.name, [&](const farnn::tb::Options& opt) {
+    opt.allow({"vectors"});
     farnn::tb::fp::run_fp_op<Vfp_add>(opt, cfg);
   });
 }

@@ -37,9 +37,14 @@ void report_phase(const char* name, const CommandResult& r, uint64_t macs, int n
 
 int main(int argc, char** argv) {
   return run_main(argc, argv, "farnn_sim", [](const Options& opt) {
+    opt.allow({"cell", "hidden", "batch", "steps", "input"});
+    const std::string cell_name = opt.get_string("cell", "lstm");
+    if (cell_name != "lstm" && cell_name != "gru") {
+      throw std::invalid_argument("--cell must be lstm or gru (got '" + cell_name + "')");
+    }
     EngineHarness hx(opt, "farnn_sim");
     const EngineParams& p = hx.params();
-    const engine::Cell cell = opt.get_string("cell", "lstm") == "gru" ? engine::Cell::kGru : engine::Cell::kLstm;
+    const engine::Cell cell = cell_name == "gru" ? engine::Cell::kGru : engine::Cell::kLstm;
     const engine::Config cfg{cell, static_cast<int>(opt.get_int("hidden", 8 * p.num_pe)),
                              static_cast<int>(opt.get_int("batch", 1)), static_cast<int>(opt.get_int("steps", 16)),
                              p.num_pe};
@@ -63,7 +68,7 @@ int main(int argc, char** argv) {
 
     const LayerRun r = run_layer(hx, lc);
     for (const CommandResult* c : {&r.load, &r.fw, &r.bw}) {
-      if (c->status != kOk) throw std::runtime_error("engine refused a command, status " + std::to_string(c->status));
+      if (!c->ok()) throw std::runtime_error("engine command failed: " + c->describe());
     }
     size_t bad = 0;
     std::printf("forward:\n");
