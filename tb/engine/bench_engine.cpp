@@ -5,11 +5,15 @@
 // utilization = MACs / (NumPe * cycles) (the cycle count runs from command
 // acceptance to done, so it includes every step turnaround, the activation
 // latency and the final drain), stall cycles by cause, bytes moved on each
-// stream, and the projected time and throughput at the given clock. Outputs
+// stream, the cycles of the analytic schedule (sw/lib/engine_cycles.cpp; equal
+// to the measured ones under these ideal streams, `make test` checks it), and
+// the projected time and throughput at the given clock. Outputs
 // are checked bit-exact against the model so that no figure comes from a
 // wrong run. Writes JSON (--json FILE).
 #include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "farnn/engine_cycles.hpp"
 
 #include "layer_run.hpp"
 
@@ -19,11 +23,12 @@ using namespace farnn;
 using namespace farnn::tb;
 using nlohmann::json;
 
-json phase_json(const CommandResult& r, uint64_t macs, int num_pe, double clock_hz, uint64_t bytes_in,
-                uint64_t bytes_out, uint64_t store_bytes) {
+json phase_json(const CommandResult& r, uint64_t schedule_cycles, uint64_t macs, int num_pe, double clock_hz,
+                uint64_t bytes_in, uint64_t bytes_out, uint64_t store_bytes) {
   const Counters& c = r.counters;
   const double seconds = static_cast<double>(c.cycles) / clock_hz;
   return json{{"cycles", c.cycles},
+              {"schedule_cycles", schedule_cycles},
               {"macs", macs},
               {"mac_utilization", utilization(macs, num_pe, c.cycles)},
               {"stall_cycles",
@@ -50,6 +55,9 @@ int main(int argc, char** argv) {
     Stress ideal;
     ideal.mem_min_latency = ideal.mem_max_latency = 30;
     hx.set_stress(ideal);
+    int fifo_depth = 1;
+    while (fifo_depth < 2 * p.max_hidden) fifo_depth *= 2;
+    const engine::EngineTiming timing{p.num_pe, p.mul_latency, p.add_latency, 30, fifo_depth};
 
     json out{{"benchmark", "engine"},
              {"params",
@@ -79,10 +87,10 @@ int main(int argc, char** argv) {
           if (!exact) hx.tb().fail("benchmark run is not bit-exact with the model");
           const uint64_t tbh = static_cast<uint64_t>(steps) * batch * h;
           const int sw = engine::state_words(cell);
-          const json fw = phase_json(r.fw, r.useful_macs, p.num_pe, clock_hz,
+          const json fw = phase_json(r.fw, engine::forward_cycles(cfg, timing), r.useful_macs, p.num_pe, clock_hz,
                                      4 * (tbh * g + static_cast<uint64_t>(batch) * h * sw),
                                      4 * (tbh + static_cast<uint64_t>(batch) * h * sw), 32 * tbh);
-          const json bw = phase_json(r.bw, r.useful_macs, p.num_pe, clock_hz,
+          const json bw = phase_json(r.bw, engine::backward_cycles(cfg, timing), r.useful_macs, p.num_pe, clock_hz,
                                      4 * (tbh + static_cast<uint64_t>(batch) * h),
                                      4 * (tbh * 4 + static_cast<uint64_t>(batch) * h * sw), 32 * tbh);
           out["configs"].push_back(json{{"cell", engine::cell_name(cell)},

@@ -1,0 +1,38 @@
+// Cycle model of the recurrent engine: how many cycles a FORWARD or BACKWARD
+// command takes, from acceptance to done, when its streams are ideal (every
+// input word offered at once, every output taken at once) and the gate store
+// answers after a fixed latency. It replays the sequencer's issue rules token
+// by token (not cycle by cycle), with the latencies of the PE chain and the
+// activation unit written out as named terms below, so it runs in microseconds
+// for any size. `make test` checks it against the Verilated engine exactly
+// (tb/engine/tb_engine_speed.cpp): a slower token spacing, an extra stall or a
+// longer pipeline anywhere fails that test.
+#pragma once
+
+#include <cstdint>
+
+#include "farnn/engine_model.hpp"
+
+namespace farnn::engine {
+
+struct EngineTiming {
+  int num_pe = 4;
+  int mul_latency = 2;
+  int add_latency = 3;
+  int mem_latency = 1;  // gate store: request accepted -> response offered, cycles
+  int fifo_depth = 64;  // the engine's stream FIFOs: 2^ceil(log2(2*MaxHidden)) entries
+};
+
+// Issue rules of the sequencer (rtl/engine/sequencer.sv, S_DERIVE), shared by
+// the model and the documentation of the schedule.
+struct Schedule {
+  int num_gates, rows, rows_floor, spacing_fw, result_gap, spacing_bw, tokens_last_wave, reduce_gap,
+      after_reduce;
+  static Schedule of(const Config& cfg, const EngineTiming& t);
+};
+
+// Cycles from command acceptance to done (the engine's cnt_cycles), ideal streams.
+uint64_t forward_cycles(const Config& cfg, const EngineTiming& t);
+uint64_t backward_cycles(const Config& cfg, const EngineTiming& t);
+
+}  // namespace farnn::engine

@@ -1,0 +1,191 @@
+// Cycle model of the recurrent engine; see engine_cycles.hpp. Times are cycle
+// numbers counted from the command's acceptance (cycle 0); a command done in
+// cycle d took d + 1 cycles (the engine's cnt_cycles counts both ends).
+#include "farnn/engine_cycles.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <vector>
+
+namespace farnn::engine {
+namespace {
+
+using u64 = uint64_t;
+
+constexpr int kActLatency = 6;  // sigmoid/tanh unit (rtl/act/act_pkg.sv ACT_LATENCY)
+// Cycles from the last unit counted to done, besides the output drain: FW, its
+// last h word and gate-store write (plus the store's latency); BW, the state
+// words of the last dh0 unit.
+constexpr u64 kFwTail = 4;
+constexpr u64 kBwTail = 3;
+
+// Latencies of the blocks, from their RTL headers.
+struct Latencies {
+  int drain_delay;  // PE: FW token arrival -> first drain (engine_pkg::pe_drain_delay)
+  int act_fw;       // FW activation datapath (act_fw_lstm / act_fw_gru)
+  int act_bw;       // BW activation datapath (act_bw_lstm / act_bw_gru)
+  int reduce_hop;   // BW: a reduction partial's cycles per PE
+};
+
+Latencies latencies(Cell cell, const EngineTiming& t) {
+  const int la = t.add_latency, lm = t.mul_latency;
+  Latencies l;
+  l.drain_delay = lm + la + 4;
+  l.act_fw = (cell == Cell::kLstm ? 3 * la : 5 * la) + 2 * lm + 2 * kActLatency;
+  l.act_bw = 2 * la + 4 * lm;
+  l.reduce_hop = la + 2;
+  return l;
+}
+
+// Cycles from acceptance to the first cycle of S_STATE: S_IDLE (accept),
+// S_SETUP, S_DIVIDE (floor(G*H/P) + 1), S_DERIVE, S_PRODUCT, S_CHECK and
+// S_CFGWAIT (NumPe + 5: the configuration travels the chain).
+u64 state_start(const Schedule& s, const EngineTiming& t) {
+  return 1 + 1 + (static_cast<u64>(s.rows_floor) + 1) + 3 + (static_cast<u64>(t.num_pe) + 5);
+}
+
+// An output FIFO whose room the sequencer reserves before a step starts
+// (credits): `depth` entries, each sent as `words` words of a stream whose
+// sink takes one word every cycle. Entries are pushed in order.
+class OutputFifo {
+ public:
+  OutputFifo(u64 depth, u64 words) : depth_(depth), words_(words) {}
+  // The earliest cycle >= t at which n more entries can be reserved.
+  u64 reserve(u64 t, u64 n) {
+    if (reserved_ + n > depth_) t = std::max(t, pops_.at(reserved_ + n - depth_ - 1) + 1);
+    reserved_ += n;
+    return t;
+  }
+  // An entry pushed in cycle t: its first word shows 2 cycles later (or after
+  // the entry before it); it leaves with its last word.
+  void push(u64 t) {
+    const u64 first = pops_.empty() ? t + 2 : std::max(t + 2, pops_.back() + 1);
+    pops_.push_back(first + words_ - 1);
+  }
+  u64 last_pop() const { return pops_.empty() ? 0 : pops_.back(); }
+
+ private:
+  u64 depth_, words_, reserved_ = 0;
+  std::vector<u64> pops_;
+};
+
+void check(const Config& cfg, const EngineTiming& t) {
+  if (cfg.hidden < 1 || cfg.batch < 1 || cfg.steps < 1 || t.num_pe < 1 || t.mul_latency < 1 ||
+      t.add_latency < 1 || t.mem_latency < 1 || t.fifo_depth < 2 * cfg.hidden) {
+    throw std::invalid_argument("engine cycle model: sizes and latencies must be >= 1, FIFOs hold two steps");
+  }
+}
+
+}  // namespace
+
+Schedule Schedule::of(const Config& cfg, const EngineTiming& t) {
+  const int g = gates(cfg.cell), h = cfg.hidden, p = t.num_pe, la = t.add_latency, lm = t.mul_latency;
+  const int gh = g * h;
+  Schedule s;
+  s.num_gates = g;
+  s.rows_floor = gh / p;
+  s.rows = (gh + p - 1) / p;
+  s.spacing_fw = std::max(s.rows, la + 2);
+  s.result_gap = s.rows * p + latencies(cfg.cell, t).drain_delay + 4;
+  s.spacing_bw = std::max({h, la + 2, p});
+  s.tokens_last_wave = gh % p == 0 ? p : gh % p;
+  s.reduce_gap = std::max(h > la + 2 ? h + lm : la + 2 + lm, s.tokens_last_wave);
+  const int ared = h + (gh < p ? gh - 1 : p - 1) * la;
+  s.after_reduce = ared > lm + 1 ? ared - lm : 1;
+  return s;
+}
+
+u64 forward_cycles(const Config& cfg, const EngineTiming& t) {
+  check(cfg, t);
+  const Schedule s = Schedule::of(cfg, t);
+  const Latencies l = latencies(cfg.cell, t);
+  const u64 h = cfg.hidden, b = cfg.batch, g = s.num_gates, p = t.num_pe;
+  const u64 steps = static_cast<u64>(cfg.steps) * b;  // chain steps, sequences interleaved
+  // Last ELEM of a step issued -> unit 0 of that step counted by the sequencer:
+  // token register, chain (drain delay, one hop per PE, result relay), the
+  // unit's G gate results, the FW datapath, the unit counter.
+  const u64 dep = 1 + l.drain_delay + p + 2 + 1 + (g - 1) + l.act_fw;
+  const u64 st = state_start(s, t);
+  // The first ELEM needs the initial state loaded (B*H or 2*B*H words, one
+  // per cycle) and the step's xp (G*H words, one per cycle, packed into units).
+  const u64 first = std::max(st + b * h * state_words(cfg.cell), st + g * h);
+  const u64 depth = static_cast<u64>(t.fifo_depth);
+  OutputFifo h_out(depth, 1), state_out(depth, state_words(cfg.cell));
+  std::vector<u64> last(steps);
+  u64 prev = 0;
+  bool any = false;
+  for (u64 n = 0; n < steps; ++n) {
+    const bool final_step = n + b >= steps;  // the sequence's last time step
+    for (u64 j = 0; j < h; ++j) {
+      u64 at = first;
+      if (any) at = std::max(at, prev + s.spacing_fw);
+      if (n >= b) at = std::max(at, last[n - b] + dep + g * j);  // unit j of the sequence's previous step
+      if (j + 1 == h && n > 0) at = std::max(at, last[n - 1] + s.result_gap + 1);  // drain slots free
+      if (j == 0) {  // room for the step's outputs
+        at = h_out.reserve(at, h);
+        if (final_step) at = state_out.reserve(at, h);
+      }
+      prev = at;
+      any = true;
+    }
+    last[n] = prev;
+    for (u64 j = 0; j < h; ++j) {  // unit j counted at last + dep + G*j, pushed a cycle before
+      h_out.push(last[n] + dep - 1 + g * j);
+      if (final_step) state_out.push(last[n] + dep - 1 + g * j);
+    }
+  }
+  // The last unit of the last step, then its h word and gate-store record out.
+  const u64 end = last[steps - 1] + dep + g * (h - 1) + kFwTail + t.mem_latency;
+  return std::max({end, h_out.last_pop(), state_out.last_pop()});
+}
+
+u64 backward_cycles(const Config& cfg, const EngineTiming& t) {
+  check(cfg, t);
+  const Schedule s = Schedule::of(cfg, t);
+  const Latencies l = latencies(cfg.cell, t);
+  const u64 h = cfg.hidden, b = cfg.batch, g = s.num_gates, p = t.num_pe;
+  const u64 steps = static_cast<u64>(cfg.steps) * b + b;  // + the final reductions (dh0)
+  const u64 waves = s.rows;
+  // REDUCE issued -> unit u of its step counted (+ u): token register, the
+  // partials' trip through every PE, the chain output, the launch register,
+  // the BW datapath, the unit counter.
+  const u64 dep = 4 + p * l.reduce_hop + l.act_bw;
+  const u64 st = state_start(s, t);
+  // The first REDUCE needs the carry loaded (B*H words, one per cycle) and the
+  // step's H gate-store records (prefetched from S_STATE on); its dh words
+  // (H) arrive alongside the carry.
+  const u64 first = std::max({st + b * h, st + h + t.mem_latency});
+  const u64 depth = static_cast<u64>(t.fifo_depth);
+  OutputFifo delta_out(depth, kDeltaWords), state_out(depth, state_words(cfg.cell));
+  const u64 data_steps = static_cast<u64>(cfg.steps) * b;
+  std::vector<u64> reduce(steps);
+  u64 next = first;  // earliest cycle of the next token (spacing)
+  for (u64 n = 0; n < steps; ++n) {
+    if (n >= b) {
+      // Waves of delta rows of the sequence's previous step: wave w carries
+      // rows w*P .. w*P+P-1, one token per cycle, row k needs unit k/G.
+      for (u64 w = 0; w < waves; ++w) {
+        const u64 tokens = (w + 1 == waves) ? s.tokens_last_wave : p;
+        u64 start = next, at = next;
+        for (u64 i = 0; i < tokens; ++i) {
+          const u64 unit = (w * p + i) / g;
+          at = std::max(at, reduce[n - b] + dep + unit);
+          if (i == 0) start = at;
+          at += 1;
+        }
+        const u64 gap = (w + 1 == waves) ? s.reduce_gap : s.spacing_bw;
+        next = std::max(at, start + gap);
+      }
+    }
+    // Room for the step's outputs: delta, or dh0/dc0 in a final reduction.
+    OutputFifo& out = n < data_steps ? delta_out : state_out;
+    reduce[n] = out.reserve(next, h);
+    for (u64 c = 0; c < h; ++c) out.push(reduce[n] + dep - 1 + c);  // unit c
+    next = reduce[n] + ((n + 1 < b) ? h + 1 : s.after_reduce);
+  }
+  // The last final reduction's units (dh0, dc0) and their state words out.
+  const u64 end = reduce[steps - 1] + dep + kBwTail + h * state_words(cfg.cell);
+  return std::max({end, delta_out.last_pop(), state_out.last_pop()});
+}
+
+}  // namespace farnn::engine

@@ -1,0 +1,90 @@
+// Engine speed test: the cycles of every FORWARD and BACKWARD, with ideal
+// streams and a gate store of fixed latency, must equal the analytic schedule
+// of sw/lib/engine_cycles.cpp exactly. A wider token spacing, an extra stall,
+// a longer pipeline or a lost overlap changes the count and fails here (not
+// only in a benchmark). The runs are also checked bit-exact against the model
+// and their measured counters against the work: MACs = T*B*G*H*H in each
+// direction (counted from the PEs' MAC enables), weight words = the load
+// stream's length in LOAD and 0 in FORWARD/BACKWARD (counted at the RAM
+// write ports).
+// Shapes: LSTM and GRU; H = 1, NumPe+1, 2*NumPe and the largest up to
+// 8*NumPe; B = 1 and MaxBatch; T = 1 and 7; gate-store latency 1 and 30.
+// Options: --seed N, --trace [file].
+#include <cstdio>
+
+#include "farnn/engine_cycles.hpp"
+#include "layer_run.hpp"
+
+namespace farnn::tb {
+namespace {
+
+int fifo_depth(const EngineParams& p) {
+  int d = 1;
+  while (d < 2 * p.max_hidden) d *= 2;
+  return d;
+}
+
+void check_counts(EngineHarness& hx, const std::string& ctx, const char* what, uint64_t got, uint64_t want) {
+  if (got != want) {
+    hx.tb().fail(ctx + ": " + what + " " + std::to_string(got) + ", expected " + std::to_string(want));
+  }
+}
+
+}  // namespace
+}  // namespace farnn::tb
+
+int main(int argc, char** argv) {
+  using namespace farnn;
+  using namespace farnn::tb;
+  return run_main(argc, argv, "tb_engine_speed", [](const Options& opt) {
+    opt.allow({});
+    EngineHarness hx(opt, "tb_engine_speed");
+    const EngineParams& p = hx.params();
+    std::printf("engine %s\n", p.describe().c_str());
+    Rng rng(opt.seed());
+    int checked = 0;
+    for (int mem : {1, 30}) {
+      Stress ideal;
+      ideal.mem_min_latency = ideal.mem_max_latency = mem;
+      hx.set_stress(ideal);
+      const engine::EngineTiming timing{p.num_pe, p.mul_latency, p.add_latency, mem, fifo_depth(p)};
+      for (engine::Cell cell : {engine::Cell::kLstm, engine::Cell::kGru}) {
+        const int g = engine::gates(cell);
+        int h_max = std::min(p.max_hidden, 8 * p.num_pe);
+        while ((g * h_max + p.num_pe - 1) / p.num_pe * h_max > p.weight_depth) --h_max;
+        for (int h : {1, std::min(p.num_pe + 1, h_max), std::min(2 * p.num_pe, h_max), h_max}) {
+          for (int b : {1, p.max_batch}) {
+            for (int t : {1, 7}) {
+              const engine::Config cfg{cell, h, b, t, p.num_pe};
+              const LayerCase lc = make_layer_case(rng, cfg, 3);
+              const LayerRun r = run_layer(hx, lc);
+              char buf[96];
+              std::snprintf(buf, sizeof buf, "%s H=%d B=%d T=%d gate-store latency %d", engine::cell_name(cell), h,
+                            b, t, mem);
+              const std::string ctx = buf;
+              if (!r.load.ok() || !r.fw.ok() || !r.bw.ok()) hx.tb().fail(ctx + ": a command failed");
+              if (first_mismatch(r.model_fw.h, r.fw.h) >= 0 || first_mismatch(r.expected_delta, r.bw.delta) >= 0 ||
+                  first_mismatch(r.model_bw.state_out, r.bw.state_out) >= 0) {
+                hx.tb().fail(ctx + ": not bit-exact with the model");
+              }
+              check_counts(hx, ctx, "FORWARD cycles", r.fw.counters.cycles, engine::forward_cycles(cfg, timing));
+              check_counts(hx, ctx, "BACKWARD cycles", r.bw.counters.cycles, engine::backward_cycles(cfg, timing));
+              check_counts(hx, ctx, "FORWARD MACs", r.fw.counters.macs, r.useful_macs);
+              check_counts(hx, ctx, "BACKWARD MACs", r.bw.counters.macs, r.useful_macs);
+              check_counts(hx, ctx, "LOAD weight words", r.load.counters.weight_words, r.load_stream.size());
+              check_counts(hx, ctx, "FORWARD weight words", r.fw.counters.weight_words, 0);
+              check_counts(hx, ctx, "BACKWARD weight words", r.bw.counters.weight_words, 0);
+              std::printf("  %-38s FW %7llu cycles (%5.1f%%)  BW %7llu cycles (%5.1f%%)  = schedule\n",
+                          ctx.c_str(), static_cast<unsigned long long>(r.fw.counters.cycles),
+                          100.0 * utilization(r.useful_macs, p.num_pe, r.fw.counters.cycles),
+                          static_cast<unsigned long long>(r.bw.counters.cycles),
+                          100.0 * utilization(r.useful_macs, p.num_pe, r.bw.counters.cycles));
+              ++checked;
+            }
+          }
+        }
+      }
+    }
+    std::printf("  %d configurations: FORWARD and BACKWARD cycles equal the analytic schedule\n", checked);
+  });
+}
