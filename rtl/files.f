@@ -29,5 +29,6 @@ rtl/engine/act_bw_gru.sv
 rtl/engine/act_unit.sv
 rtl/engine/stream_pack.sv
 rtl/engine/stream_unpack.sv
+rtl/engine/loader.sv
 rtl/engine/sequencer.sv
 rtl/engine/engine.sv

@@ -24,6 +24,8 @@ module act_unit #(
   parameter int unsigned MulLatency   = 2,
   parameter int unsigned AddLatency   = 3,
   parameter int unsigned MemAddrWidth = 40,
+  parameter int unsigned NumBanks     = 2,
+  localparam int unsigned BankWidth   = (NumBanks > 1) ? $clog2(NumBanks) : 1,
   localparam int unsigned JWidth      = (MaxHidden > 1) ? $clog2(MaxHidden) : 1,
   localparam int unsigned BWidth      = (MaxBatch > 1) ? $clog2(MaxBatch) : 1,
   localparam int unsigned HiddenWidth = $clog2(MaxHidden + 1),
@@ -36,6 +38,7 @@ module act_unit #(
   input  logic                    cfg_gru_i,
   input  logic [HiddenWidth-1:0]  cfg_hidden_i,
   input  logic [MemAddrWidth-1:0] cfg_store_base_i,
+  input  logic [BankWidth-1:0]    cfg_bank_i,     // the weight bank (its b_hh)
   input  logic                    start_i,        // command start: reset record counter
   // Step descriptors (one per chain step, in chain order).
   input  logic                    desc_valid_i,
@@ -55,11 +58,12 @@ module act_unit #(
   input  logic                    rec_valid_i,
   input  logic [255:0]            rec_data_i,
   output logic                    rec_pop_o,
-  // Loading: b_hh (one gate word per write) and the initial state / carry.
-  input  logic                    bias_we_i,
+  // Loading: b_hh (the loader: any of a unit's G gates per write, any bank)
+  // and the initial state / carry.
+  input  logic [3:0]              bias_we_i,
+  input  logic [BankWidth-1:0]    bias_bank_i,
   input  logic [JWidth-1:0]       bias_unit_i,
-  input  logic [1:0]              bias_gate_i,
-  input  logic [31:0]             bias_data_i,
+  input  logic [127:0]            bias_data_i,
   input  logic                    state_we_i,
   input  logic [BufWidth-1:0]     state_addr_i,   // {b, j}
   input  logic [31:0]             state_data_i,
@@ -134,7 +138,7 @@ module act_unit #(
     flag_q  <= flag_d;
   end
 
-  // Bias RAMs (one per gate lane) and the state RAM, read at a unit's first
+  // Bias RAMs (one per gate lane, NumBanks banks) and the state RAM, read at a unit's first
   // result (FW) or at its dh_rec (BW); data is used one or more cycles later.
   logic              side_re;
   logic [127:0]      bias_rdata;
@@ -144,14 +148,14 @@ module act_unit #(
   for (genvar g = 0; g < 4; g++) begin : g_bias
     prim_ram_1r1w #(
       .Width(32),
-      .Depth(1 << JWidth)
+      .Depth(1 << (BankWidth + JWidth))
     ) u_bias (
       .clk_i,
-      .we_i   (bias_we_i && bias_gate_i == 2'(g)),
-      .waddr_i(bias_unit_i),
-      .wdata_i(bias_data_i),
+      .we_i   (bias_we_i[g]),
+      .waddr_i({bias_bank_i, bias_unit_i}),
+      .wdata_i(bias_data_i[g*32 +: 32]),
       .re_i   (side_re),
-      .raddr_i(unit_q),
+      .raddr_i({cfg_bank_i, unit_q}),
       .rdata_o(bias_rdata[g*32 +: 32])
     );
   end

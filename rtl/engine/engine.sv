@@ -1,9 +1,11 @@
 // Recurrent engine: the FPGA part of training one LSTM or GRU layer. It keeps
-// the recurrent weights U resident in a chain of NumPe processing elements and
-// runs, per command:
-//   LOAD      U (chain row order, G*H*H words) then b_hh (G*H words) from the
-//             weight stream;
-//   FORWARD   T steps of B interleaved sequences: h0/c0 from the state stream,
+// the recurrent weights U resident in a chain of NumPe processing elements,
+// NumBanks weight sets at once, and runs, per command:
+//   LOAD      (load port, beside FORWARD/BACKWARD on another bank) U and b_hh
+//             of one bank from the weight stream, WeightLanes words a beat,
+//             min(WeightLanes, NumPe) words written per cycle
+//             (engine::load_image gives the order);
+//   FORWARD   (command port, names its bank) T steps of B interleaved sequences: h0/c0 from the state stream,
 //             xp_t (W_ih x_t + b_ih, unit-major) in, h_t out, final (h, c) on
 //             the state stream; activations saved to the gate store;
 //   BACKWARD  the same sequences in reverse: the initial carry (dc_T for LSTM)
@@ -32,7 +34,9 @@
 
 module engine #(
   parameter int unsigned NumPe        = 4,
-  parameter int unsigned WeightDepth  = 1024,
+  parameter int unsigned WeightDepth  = 1024,   // words per bank in each PE
+  parameter int unsigned NumBanks     = 2,
+  parameter int unsigned WeightLanes  = 16,
   parameter int unsigned MaxHidden    = 32,
   parameter int unsigned MaxBatch     = 4,
   parameter int unsigned MulLatency   = 2,
@@ -49,6 +53,7 @@ module engine #(
   input  logic [15:0]             cfg_hidden_i,
   input  logic [15:0]             cfg_batch_i,
   input  logic [15:0]             cfg_steps_i,
+  input  logic [7:0]              cfg_bank_i,
   input  logic [MemAddrWidth-1:0] cfg_store_base_i,
   input  logic [MemAddrWidth-1:0] cfg_store_size_i,
   input  logic [31:0]             cfg_watchdog_i,
@@ -57,10 +62,21 @@ module engine #(
   output logic                    done_o,
   output logic [4:0]              status_o,
   output logic [3:0]              status_unit_o,
+  // LOAD command (the loader; abort_i ends it too) and its completion.
+  input  logic                    load_valid_i,
+  output logic                    load_ready_o,
+  input  logic [7:0]              load_bank_i,
+  input  logic [1:0]              load_cell_i,
+  input  logic [15:0]             load_hidden_i,
+  input  logic [31:0]             load_watchdog_i,
+  output logic                    load_busy_o,
+  output logic                    load_done_o,
+  output logic [4:0]              load_status_o,
+  output logic [3:0]              load_status_unit_o,
   // Input streams.
   input  logic                    weight_valid_i,
   output logic                    weight_ready_o,
-  input  logic [31:0]             weight_data_i,
+  input  logic [WeightLanes*32-1:0] weight_data_i,
   input  logic                    weight_last_i,
   input  logic                    state_in_valid_i,
   output logic                    state_in_ready_o,
@@ -96,20 +112,25 @@ module engine #(
   input  logic                    mem_rsp_valid_i,
   output logic                    mem_rsp_ready_o,
   input  logic [255:0]            mem_rsp_data_i,
-  // Counters of the last command.
+  // Counters of the last command (LOAD: its own two).
+  output logic [63:0]             cnt_load_cycles_o,
+  output logic [63:0]             cnt_weight_words_o,  // weight and bias RAM writes
   output logic [63:0]             cnt_cycles_o,
   output logic [63:0]             cnt_macs_o,          // MACs the PEs issued
   output logic [63:0]             cnt_stall_input_o,
   output logic [63:0]             cnt_stall_output_o,
   output logic [63:0]             cnt_stall_dep_o,
   output logic [63:0]             cnt_stall_store_o,
-  output logic [63:0]             cnt_weight_words_o,  // weight and bias RAM writes
   output logic [63:0]             cnt_nonfinite_o      // units with a NaN/Inf output
 );
 
   localparam int unsigned MaxRows     = (4 * MaxHidden + NumPe - 1) / NumPe;
   localparam int unsigned PeWidth     = (NumPe > 1) ? $clog2(NumPe) : 1;
-  localparam int unsigned WAddrWidth  = $clog2(WeightDepth);
+  localparam int unsigned WAddrWidth  = $clog2(NumBanks * WeightDepth);
+  localparam int unsigned Lanes       = (WeightLanes < NumPe) ? WeightLanes : NumPe;
+  localparam int unsigned Groups      = (NumPe + Lanes - 1) / Lanes;
+  localparam int unsigned GroupWidth  = (Groups > 1) ? $clog2(Groups) : 1;
+  localparam int unsigned BankWidth   = (NumBanks > 1) ? $clog2(NumBanks) : 1;
   localparam int unsigned HiddenWidth = $clog2(MaxHidden + 1);
   localparam int unsigned RowsWidth   = $clog2(MaxRows + 1);
   localparam int unsigned JWidth      = (MaxHidden > 1) ? $clog2(MaxHidden) : 1;
@@ -126,6 +147,17 @@ module engine #(
   logic                    xp_skip, dh_skip, progress;
   logic [3:0]              drain_busy;
   logic [CountWidth-1:0]   mac_count, wload_count;
+  logic                    run_busy;
+  logic [BankWidth-1:0]    run_bank, ld_bank;
+  logic                    ld_busy, ld_start;
+  logic [NumBanks-1:0]     bank_valid;
+  logic [NumBanks*2-1:0]   bank_cell;
+  logic [NumBanks*16-1:0]  bank_hidden;
+  logic                    wbus_valid, wflush;
+  logic [GroupWidth-1:0]   wbus_group;
+  logic [WAddrWidth-1:0]   wbus_addr;
+  logic [Lanes-1:0]        wbus_mask;
+  logic [Lanes*32-1:0]     wbus_data;
   logic [HiddenWidth-1:0]  run_hidden;
   logic [MemAddrWidth-1:0] run_store_base;
   logic                    chain_bw;
@@ -137,10 +169,10 @@ module engine #(
   logic [WAddrWidth-1:0]   tok_addr;
   logic [31:0]             tok_data;
   logic                    xp_open, dh_open, xp_word, xp_unit, dh_word;
-  logic                    bias_we;
+  logic [3:0]              bias_we;
+  logic [BankWidth-1:0]    bias_bank;
   logic [JWidth-1:0]       bias_unit;
-  logic [1:0]              bias_gate;
-  logic [31:0]             bias_data;
+  logic [127:0]            bias_data;
   logic                    load_hbuf_we, load_state_we;
   logic [BufWidth-1:0]     load_addr;
   logic [31:0]             load_data;
@@ -156,9 +188,59 @@ module engine #(
   logic                    rd_req_valid;
   logic [MemAddrWidth-1:0] rd_req_addr;
 
+  // --------------------------------------------------------------- loader
+  loader #(
+    .NumPe      (NumPe),
+    .NumBanks   (NumBanks),
+    .WeightDepth(WeightDepth),
+    .WeightLanes(WeightLanes),
+    .MaxHidden  (MaxHidden)
+  ) u_loader (
+    .clk_i,
+    .rst_i,
+    .load_valid_i,
+    .load_ready_o,
+    .load_bank_i,
+    .load_cell_i,
+    .load_hidden_i,
+    .load_watchdog_i,
+    .abort_i,
+    .busy_o        (ld_busy),
+    .bank_o        (ld_bank),
+    .start_o       (ld_start),
+    .done_o        (load_done_o),
+    .status_o      (load_status_o),
+    .status_unit_o (load_status_unit_o),
+    .run_busy_i    (run_busy),
+    .run_bank_i    (run_bank),
+    .bank_valid_o  (bank_valid),
+    .bank_cell_o   (bank_cell),
+    .bank_hidden_o (bank_hidden),
+    .weight_valid_i,
+    .weight_ready_o,
+    .weight_data_i,
+    .weight_last_i,
+    .wbus_valid_o  (wbus_valid),
+    .wbus_group_o  (wbus_group),
+    .wbus_addr_o   (wbus_addr),
+    .wbus_mask_o   (wbus_mask),
+    .wbus_data_o   (wbus_data),
+    .wflush_o      (wflush),
+    .bias_we_o     (bias_we),
+    .bias_bank_o   (bias_bank),
+    .bias_unit_o   (bias_unit),
+    .bias_data_o   (bias_data),
+    .pe_words_i    (wload_count),
+    .cnt_cycles_o  (cnt_load_cycles_o),
+    .cnt_words_o   (cnt_weight_words_o)
+  );
+  assign load_busy_o = ld_busy;
+
+  // ------------------------------------------------------------ sequencer
   sequencer #(
     .NumPe       (NumPe),
     .WeightDepth (WeightDepth),
+    .NumBanks    (NumBanks),
     .MaxHidden   (MaxHidden),
     .MaxBatch    (MaxBatch),
     .MulLatency  (MulLatency),
@@ -175,6 +257,7 @@ module engine #(
     .cfg_hidden_i,
     .cfg_batch_i,
     .cfg_steps_i,
+    .cfg_bank_i,
     .cfg_store_base_i,
     .cfg_store_size_i,
     .cfg_watchdog_i,
@@ -184,6 +267,8 @@ module engine #(
     .status_o,
     .status_unit_o,
     .flush_o           (flush),
+    .run_busy_o        (run_busy),
+    .run_bank_o        (run_bank),
     .run_bw_o          (run_bw),
     .run_gru_o         (run_gru),
     .run_hidden_o      (run_hidden),
@@ -202,10 +287,12 @@ module engine #(
     .tok_pe_o          (tok_pe),
     .tok_addr_o        (tok_addr),
     .tok_data_o        (tok_data),
-    .weight_valid_i,
-    .weight_ready_o,
-    .weight_data_i,
-    .weight_last_i,
+    .bank_valid_i      (bank_valid),
+    .bank_cell_i       (bank_cell),
+    .bank_hidden_i     (bank_hidden),
+    .load_busy_i       (ld_busy),
+    .load_bank_i       (ld_bank),
+    .load_start_i      (ld_start),
     .state_valid_i     (state_in_valid_i),
     .state_ready_o     (state_in_ready_o),
     .state_data_i      (state_in_data_i),
@@ -219,10 +306,6 @@ module engine #(
     .dh_skip_o         (dh_skip),
     .dh_word_i         (dh_word),
     .dh_last_i,
-    .bias_we_o         (bias_we),
-    .bias_unit_o       (bias_unit),
-    .bias_gate_o       (bias_gate),
-    .bias_data_o       (bias_data),
     .load_hbuf_we_o    (load_hbuf_we),
     .load_state_we_o   (load_state_we),
     .load_addr_o       (load_addr),
@@ -248,7 +331,6 @@ module engine #(
     .drain_busy_i      (drain_busy),
     .progress_i        (progress),
     .mac_count_i       (mac_count),
-    .wload_count_i     (wload_count),
     .rd_req_valid_o    (rd_req_valid),
     .rd_req_ready_i    (mem_req_ready_i),
     .rd_req_addr_o     (rd_req_addr),
@@ -258,7 +340,6 @@ module engine #(
     .cnt_stall_output_o,
     .cnt_stall_dep_o,
     .cnt_stall_store_o,
-    .cnt_weight_words_o,
     .cnt_nonfinite_o
   );
 
@@ -272,13 +353,15 @@ module engine #(
 
   pe_chain #(
     .NumPe      (NumPe),
-    .WeightDepth(WeightDepth),
+    .WeightDepth(NumBanks * WeightDepth),
     .MaxHidden  (MaxHidden),
     .MulLatency (MulLatency),
-    .AddLatency (AddLatency)
+    .AddLatency (AddLatency),
+    .Lanes      (Lanes)
   ) u_chain (
     .clk_i,
     .rst_i           (dp_rst),
+    .wrst_i          (rst_i || wflush),
     .cfg_bw_i        (chain_bw),
     .cfg_hidden_i    (run_hidden),
     .cfg_rows_base_i (chain_rows_base),
@@ -291,6 +374,11 @@ module engine #(
     .tok_pe_i        (tok_pe),
     .tok_addr_i      (tok_addr),
     .tok_data_i      (tok_data),
+    .wbus_valid_i    (wbus_valid),
+    .wbus_group_i    (wbus_group),
+    .wbus_addr_i     (wbus_addr),
+    .wbus_mask_i     (wbus_mask),
+    .wbus_data_i     (wbus_data),
     .res_valid_o     (res_valid),
     .res_zero_o      (res_zero),
     .res_data_o      (res_data),
@@ -421,7 +509,8 @@ module engine #(
     .MaxBatch    (MaxBatch),
     .MulLatency  (MulLatency),
     .AddLatency  (AddLatency),
-    .MemAddrWidth(MemAddrWidth)
+    .MemAddrWidth(MemAddrWidth),
+    .NumBanks    (NumBanks)
   ) u_act (
     .clk_i,
     .rst_i      (dp_rst),
@@ -429,6 +518,7 @@ module engine #(
     .cfg_gru_i       (run_gru),
     .cfg_hidden_i    (run_hidden),
     .cfg_store_base_i(run_store_base),
+    .cfg_bank_i      (run_bank),
     .start_i         (start),
     .desc_valid_i    (desc_valid),
     .desc_ready_o    (desc_ready),
@@ -446,8 +536,8 @@ module engine #(
     .rec_data_i      (rec_head),
     .rec_pop_o       (rec_pop),
     .bias_we_i       (bias_we),
+    .bias_bank_i     (bias_bank),
     .bias_unit_i     (bias_unit),
-    .bias_gate_i     (bias_gate),
     .bias_data_i     (bias_data),
     .state_we_i      (load_state_we),
     .state_addr_i    (load_addr),
@@ -647,7 +737,7 @@ module engine #(
                        dout_count != '0, hout_count != '0};
 
   // Progress for the watchdog: any handshake, chain token or finished unit.
-  assign progress = (weight_valid_i && weight_ready_o) || (state_in_valid_i && state_in_ready_o) ||
+  assign progress = (state_in_valid_i && state_in_ready_o) ||
                     xp_word || dh_word || hout_pop || (delta_valid_o && delta_ready_i) ||
                     (state_out_valid_o && state_out_ready_i) || req_fire || rsp_fire ||
                     tok_valid || unit_done;

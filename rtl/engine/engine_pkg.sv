@@ -7,11 +7,10 @@ package engine_pkg;
   // Tokens on the PE chain's input relay.
   localparam logic [1:0] TOK_ELEM   = 2'd0;  // FW: h_{t-1}[j] broadcast to every PE
   localparam logic [1:0] TOK_ROW    = 2'd1;  // BW: delta row k for PE (k mod NumPe)
-  localparam logic [1:0] TOK_LOAD   = 2'd2;  // weight word for one PE's weight RAM
   localparam logic [1:0] TOK_REDUCE = 2'd3;  // BW: start the cross-PE reduction wave
 
-  // Commands.
-  localparam logic [1:0] CMD_LOAD     = 2'd0;  // U (chain layout) then b_hh
+  // Commands. LOAD goes to the loader's port, FORWARD/BACKWARD to the sequencer's.
+  localparam logic [1:0] CMD_LOAD     = 2'd0;  // U then b_hh (engine::load_image layout)
   localparam logic [1:0] CMD_FORWARD  = 2'd1;
   localparam logic [1:0] CMD_BACKWARD = 2'd2;
 
@@ -38,6 +37,8 @@ package engine_pkg;
   localparam logic [4:0] ERR_TOO_MANY_WORDS   = 5'd14;  // no `last` on the command's final word
   localparam logic [4:0] ERR_TIMEOUT          = 5'd15;  // watchdog: no progress for the limit
   localparam logic [4:0] ERR_ABORTED          = 5'd16;  // abort_i
+  localparam logic [4:0] ERR_BAD_BANK         = 5'd17;  // bank >= NumBanks
+  localparam logic [4:0] ERR_BANK_BUSY        = 5'd18;  // the bank is being loaded / computed on
 
   // The stream or port a framing or timeout error names (status_unit_o).
   localparam logic [3:0] UNIT_NONE       = 4'd0;

@@ -1,7 +1,7 @@
-// Sequencer of the recurrent engine: accepts a command (LOAD, FORWARD,
-// BACKWARD) with its configuration, refuses illegal configurations with an
-// error status (it never hangs on one), and then drives the PE chain:
-//   LOAD      U words (chain row order) -> LOAD tokens, b_hh -> activation unit;
+// Sequencer of the recurrent engine: accepts a command (FORWARD, BACKWARD;
+// LOADs go to the loader, which runs beside it) with its configuration and
+// weight bank, refuses illegal configurations with an error status (it never
+// hangs on one), and then drives the PE chain:
 //   FORWARD   loads h0/c0, then for t, for b: H ELEM tokens (h_{t-1}[j], read
 //             from the h buffer once the activation unit has produced it);
 //   BACKWARD  loads the initial carry, then per step for b: the waves of
@@ -29,7 +29,8 @@
 
 module sequencer #(
   parameter int unsigned NumPe        = 4,
-  parameter int unsigned WeightDepth  = 1024,
+  parameter int unsigned WeightDepth  = 1024,   // words per bank in each PE
+  parameter int unsigned NumBanks     = 2,
   parameter int unsigned MaxHidden    = 32,
   parameter int unsigned MaxBatch     = 4,
   parameter int unsigned MulLatency   = 2,
@@ -37,9 +38,10 @@ module sequencer #(
   parameter int unsigned MemAddrWidth = 40,
   parameter int unsigned FifoDepth    = 64,
   localparam int unsigned CountWidth  = $clog2(NumPe + 2),
+  localparam int unsigned BankWidth   = (NumBanks > 1) ? $clog2(NumBanks) : 1,
   localparam int unsigned MaxRows     = (4 * MaxHidden + NumPe - 1) / NumPe,
   localparam int unsigned PeWidth     = (NumPe > 1) ? $clog2(NumPe) : 1,
-  localparam int unsigned WAddrWidth  = $clog2(WeightDepth),
+  localparam int unsigned WAddrWidth  = $clog2(NumBanks * WeightDepth),
   localparam int unsigned HiddenWidth = $clog2(MaxHidden + 1),
   localparam int unsigned RowsWidth   = $clog2(MaxRows + 1),
   localparam int unsigned JWidth      = (MaxHidden > 1) ? $clog2(MaxHidden) : 1,
@@ -56,6 +58,7 @@ module sequencer #(
   input  logic [15:0]             cfg_hidden_i,
   input  logic [15:0]             cfg_batch_i,
   input  logic [15:0]             cfg_steps_i,
+  input  logic [7:0]              cfg_bank_i,
   input  logic [MemAddrWidth-1:0] cfg_store_base_i,
   input  logic [MemAddrWidth-1:0] cfg_store_size_i,
   input  logic [31:0]             cfg_watchdog_i,   // cycles without progress; 0: off
@@ -67,6 +70,8 @@ module sequencer #(
   // Datapath reset after an abort, a timeout or a framing error.
   output logic                    flush_o,
   // Running configuration for the datapath.
+  output logic                    run_busy_o,       // a command holds run_bank_o
+  output logic [BankWidth-1:0]    run_bank_o,
   output logic                    run_bw_o,
   output logic                    run_gru_o,
   output logic [HiddenWidth-1:0]  run_hidden_o,
@@ -86,11 +91,14 @@ module sequencer #(
   output logic [PeWidth-1:0]      tok_pe_o,
   output logic [WAddrWidth-1:0]   tok_addr_o,
   output logic [31:0]             tok_data_o,
-  // Input streams consumed here.
-  input  logic                    weight_valid_i,
-  output logic                    weight_ready_o,
-  input  logic [31:0]             weight_data_i,
-  input  logic                    weight_last_i,
+  // Weight banks (the loader's table) and the LOAD in progress.
+  input  logic [NumBanks-1:0]     bank_valid_i,
+  input  logic [NumBanks*2-1:0]   bank_cell_i,
+  input  logic [NumBanks*16-1:0]  bank_hidden_i,
+  input  logic                    load_busy_i,
+  input  logic [BankWidth-1:0]    load_bank_i,
+  input  logic                    load_start_i,     // a LOAD of load_bank_i begins
+  // Input stream consumed here.
   input  logic                    state_valid_i,
   output logic                    state_ready_o,
   input  logic [31:0]             state_data_i,
@@ -106,11 +114,7 @@ module sequencer #(
   output logic                    dh_skip_o,
   input  logic                    dh_word_i,
   input  logic                    dh_last_i,
-  // Loading the bias, the h buffer and the state RAM.
-  output logic                    bias_we_o,
-  output logic [JWidth-1:0]       bias_unit_o,
-  output logic [1:0]              bias_gate_o,
-  output logic [31:0]             bias_data_o,
+  // Loading the h buffer and the state RAM.
   output logic                    load_hbuf_we_o,
   output logic                    load_state_we_o,
   output logic [BufWidth-1:0]     load_addr_o,
@@ -138,9 +142,8 @@ module sequencer #(
   input  logic                    drain_idle_i,
   input  logic [3:0]              drain_busy_i,     // {gate store, state out, delta, h} hold data
   input  logic                    progress_i,       // a handshake, token or unit this cycle
-  // Measured activity: MACs issued and weight words written by the PEs this cycle.
+  // Measured activity: MACs issued by the PEs this cycle.
   input  logic [CountWidth-1:0]   mac_count_i,
-  input  logic [CountWidth-1:0]   wload_count_i,
   // Gate-store read requests (backward prefetch).
   output logic                    rd_req_valid_o,
   input  logic                    rd_req_ready_i,
@@ -152,7 +155,6 @@ module sequencer #(
   output logic [63:0]             cnt_stall_output_o,
   output logic [63:0]             cnt_stall_dep_o,
   output logic [63:0]             cnt_stall_store_o,
-  output logic [63:0]             cnt_weight_words_o,
   output logic [63:0]             cnt_nonfinite_o
 );
 
@@ -164,8 +166,8 @@ module sequencer #(
   localparam int unsigned FlushCycles = engine_pkg::flush_cycles(Lm, La);
 
   typedef enum logic [3:0] {
-    S_IDLE, S_SETUP, S_DIVIDE, S_DERIVE, S_PRODUCT, S_CHECK, S_CFGWAIT, S_LOAD_U, S_LOAD_B,
-    S_STATE, S_RUN, S_DRAIN, S_ABORT, S_SKIP, S_DONE
+    S_IDLE, S_SETUP, S_DIVIDE, S_DERIVE, S_PRODUCT, S_CHECK, S_CFGWAIT, S_STATE, S_RUN,
+    S_DRAIN, S_ABORT, S_SKIP, S_DONE
   } state_e;
 
   state_e state_q, state_d;
@@ -174,6 +176,8 @@ module sequencer #(
   logic [1:0]              op_q, op_d;
   logic [1:0]              cell_q, cell_d;
   logic [15:0]             hid_q, hid_d, bat_q, bat_d, stp_q, stp_d;
+  logic [7:0]              bank_q, bank_d;
+  logic [WAddrWidth-1:0]   bank_base_q, bank_base_d;  // bank * WeightDepth
   logic [MemAddrWidth-1:0] base_q, base_d, size_q, size_d;
   logic [4:0]              status_q, status_d;
   logic [3:0]              unit_q, unit_d;      // stream named by the status
@@ -201,19 +205,16 @@ module sequencer #(
   logic [15:0]   s_ared_q, s_ared_d;  // REDUCE -> next wave
   logic [15:0]   wait_cfg_q, wait_cfg_d;
 
-  // Validity of what the engine holds.
-  logic          w_ok_q, w_ok_d;
-  logic [1:0]    w_cell_q, w_cell_d;
-  logic [15:0]   w_hid_q, w_hid_d;
+  // The last finished FORWARD (a BACKWARD must match it).
   logic          f_ok_q, f_ok_d;
+  logic [7:0]    f_bank_q, f_bank_d;
   logic [1:0]    f_cell_q, f_cell_d;
   logic [15:0]   f_hid_q, f_hid_d, f_bat_q, f_bat_d, f_stp_q, f_stp_d;
   logic [MemAddrWidth-1:0] f_base_q, f_base_d;
 
-  logic is_lstm, is_gru, is_bw, is_fw, is_load, running;
+  logic is_lstm, is_gru, is_bw, is_fw, running;
   assign is_lstm = (cell_q == engine_pkg::CELL_LSTM);
   assign is_gru  = (cell_q == engine_pkg::CELL_GRU);
-  assign is_load = (op_q == engine_pkg::CMD_LOAD);
   assign is_fw   = (op_q == engine_pkg::CMD_FORWARD);
   assign is_bw   = (op_q == engine_pkg::CMD_BACKWARD);
   // Past validation and set-up: streams may flow, records may be prefetched.
@@ -237,7 +238,7 @@ module sequencer #(
   logic          in_red_q, in_red_d;  // BW: next token is the step's REDUCE
   logic [31:0]   wait_q, wait_d;      // idle cycles before the next token
   logic [31:0]   since_q, since_d;    // cycles since the last step-closing ELEM
-  logic [CW-1:0] left_q, left_d;      // words still to consume (load / state)
+  logic [CW-1:0] left_q, left_d;      // state words still to consume
 
   // Credits and availability.
   logic [CW-1:0] units_q, units_d;    // units completed by the activation unit
@@ -250,7 +251,7 @@ module sequencer #(
 
   // Counters.
   logic [63:0] c_cyc_q, c_cyc_d, c_mac_q, c_mac_d, c_in_q, c_in_d, c_out_q, c_out_d;
-  logic [63:0] c_dep_q, c_dep_d, c_st_q, c_st_d, c_ww_q, c_ww_d, c_nf_q, c_nf_d;
+  logic [63:0] c_dep_q, c_dep_d, c_st_q, c_st_d, c_nf_q, c_nf_d;
 
   // Token output registers (data comes from a buffer read or tok_data_q).
   logic                  tk_valid_q, tk_valid_d;
@@ -299,7 +300,6 @@ module sequencer #(
   always_comb begin
     waiting_on = engine_pkg::UNIT_NONE;
     unique case (state_q)
-      S_LOAD_U, S_LOAD_B: waiting_on = engine_pkg::UNIT_WEIGHT;
       S_STATE:            waiting_on = engine_pkg::UNIT_STATE_IN;
       S_SKIP:             waiting_on = skip_q;
       S_RUN: begin
@@ -328,7 +328,7 @@ module sequencer #(
   // States in which the command can be ended early (abort, timeout, framing).
   logic can_end, watched;
   assign can_end = (state_q != S_IDLE) && (state_q != S_ABORT) && (state_q != S_DONE);
-  assign watched = running || (state_q == S_LOAD_U) || (state_q == S_LOAD_B) || (state_q == S_SKIP);
+  assign watched = running || (state_q == S_SKIP);
 
   // ----------------------------------------------------------------- main
   always_comb begin
@@ -363,10 +363,10 @@ module sequencer #(
     s_red_d    = s_red_q;
     s_ared_d   = s_ared_q;
     wait_cfg_d = wait_cfg_q;
-    w_ok_d     = w_ok_q;
-    w_cell_d   = w_cell_q;
-    w_hid_d    = w_hid_q;
+    bank_d     = bank_q;
+    bank_base_d = bank_base_q;
     f_ok_d     = f_ok_q;
+    f_bank_d   = f_bank_q;
     f_cell_d   = f_cell_q;
     f_hid_d    = f_hid_q;
     f_bat_d    = f_bat_q;
@@ -405,7 +405,6 @@ module sequencer #(
     c_out_d    = c_out_q;
     c_dep_d    = c_dep_q;
     c_st_d     = c_st_q;
-    c_ww_d     = c_ww_q + 64'(wload_count_i);
     c_nf_d     = c_nf_q + 64'(nonfinite_i);
     tk_valid_d = 1'b0;
     tk_op_d    = tk_op_q;
@@ -421,9 +420,7 @@ module sequencer #(
     cmd_ready_o     = 1'b0;
     done_o          = 1'b0;
     start_o         = 1'b0;
-    weight_ready_o  = 1'b0;
     state_ready_o   = 1'b0;
-    bias_we_o       = 1'b0;
     load_hbuf_we_o  = 1'b0;
     load_state_we_o = 1'b0;
     hbuf_re_o       = 1'b0;
@@ -445,6 +442,7 @@ module sequencer #(
           hid_d    = cfg_hidden_i;
           bat_d    = cfg_batch_i;
           stp_d    = cfg_steps_i;
+          bank_d   = cfg_bank_i;
           base_d   = cfg_store_base_i;
           size_d   = cfg_store_size_i;
           wd_lim_d = cfg_watchdog_i;
@@ -457,7 +455,6 @@ module sequencer #(
           c_out_d  = '0;
           c_dep_d  = '0;
           c_st_d   = '0;
-          c_ww_d   = '0;
           c_nf_d   = '0;
           state_d  = S_SETUP;
         end
@@ -468,10 +465,14 @@ module sequencer #(
         gh_d  = is_gru ? 18'(hid_q) * 18'd3 : 18'(hid_q) * 18'd4;
         rem_d = is_gru ? 18'(hid_q) * 18'd3 : 18'(hid_q) * 18'd4;
         quo_d = '0;
+        bank_base_d = WAddrWidth'(32'(bank_q) * WeightDepth);
         wrap_d = ({1'b0, base_q} + {1'b0, size_q}) > {1'b1, MemAddrWidth'(0)};
         state_d = S_DIVIDE;
-        if (!is_load && !is_fw && !is_bw) begin
+        if (!is_fw && !is_bw) begin  // LOAD belongs to the loader's port
           status_d = engine_pkg::ERR_BAD_COMMAND;
+          state_d  = S_DONE;
+        end else if (32'(bank_q) >= NumBanks) begin
+          status_d = engine_pkg::ERR_BAD_BANK;
           state_d  = S_DONE;
         end else if (!is_lstm && !is_gru) begin
           status_d = engine_pkg::ERR_BAD_CELL;
@@ -526,35 +527,39 @@ module sequencer #(
         if (rh_q > CW'(WeightDepth)) begin
           status_d = engine_pkg::ERR_HIDDEN_TOO_LARGE;
           state_d  = S_DONE;
-        end else if (!is_load && bat_q == 0) begin
+        end else if (bat_q == 0) begin
           status_d = engine_pkg::ERR_BATCH_ZERO;
           state_d  = S_DONE;
-        end else if (!is_load && 32'(bat_q) > MaxBatch) begin
+        end else if (32'(bat_q) > MaxBatch) begin
           status_d = engine_pkg::ERR_BATCH_TOO_LARGE;
           state_d  = S_DONE;
-        end else if (!is_load && stp_q == 0) begin
+        end else if (stp_q == 0) begin
           status_d = engine_pkg::ERR_STEPS_ZERO;
           state_d  = S_DONE;
-        end else if (!is_load && base_q[4:0] != 5'd0) begin
+        end else if (base_q[4:0] != 5'd0) begin
           status_d = engine_pkg::ERR_STORE_MISALIGNED;
           state_d  = S_DONE;
-        end else if (!is_load && wrap_q) begin
+        end else if (wrap_q) begin
           status_d = engine_pkg::ERR_STORE_WRAP;
           state_d  = S_DONE;
-        end else if (!is_load && bytes_q > (CW + 6)'(size_q)) begin
+        end else if (bytes_q > (CW + 6)'(size_q)) begin
           status_d = engine_pkg::ERR_STORE_TOO_SMALL;
           state_d  = S_DONE;
-        end else if (!is_load && !(w_ok_q && w_cell_q == cell_q && w_hid_q == hid_q)) begin
+        end else if (load_busy_i && load_bank_i == BankWidth'(bank_q)) begin
+          status_d = engine_pkg::ERR_BANK_BUSY;
+          state_d  = S_DONE;
+        end else if (!(bank_valid_i[BankWidth'(bank_q)] &&
+                       bank_cell_i[BankWidth'(bank_q)*2 +: 2] == cell_q &&
+                       bank_hidden_i[BankWidth'(bank_q)*16 +: 16] == hid_q)) begin
           status_d = engine_pkg::ERR_NO_WEIGHTS;
           state_d  = S_DONE;
-        end else if (is_bw && !(f_ok_q && f_cell_q == cell_q && f_hid_q == hid_q &&
-                                f_bat_q == bat_q && f_stp_q == stp_q && f_base_q == base_q)) begin
+        end else if (is_bw && !(f_ok_q && f_cell_q == cell_q && f_hid_q == hid_q && f_bat_q == bat_q &&
+                                f_stp_q == stp_q && f_base_q == base_q && f_bank_q == bank_q)) begin
           status_d = engine_pkg::ERR_NO_FORWARD;
           state_d  = S_DONE;
         end else begin
           status_d = engine_pkg::ERR_NONE;
-          if (is_load) w_ok_d = 1'b0;
-          if (is_load || is_fw) f_ok_d = 1'b0;
+          if (is_fw) f_ok_d = 1'b0;
         end
       end
 
@@ -589,76 +594,8 @@ module sequencer #(
           pf_left_d  = is_bw ? tbh_q : '0;
           pf_idx_d   = tbh_q - bh_q;
           pf_blk_d   = '0;
-          if (is_load) begin
-            left_d  = CW'(gh_q) * hid_cw;
-            state_d = S_LOAD_U;
-          end else begin
-            left_d  = (is_fw && is_lstm) ? bh_q << 1 : bh_q;
-            state_d = S_STATE;
-          end
-        end
-      end
-
-      // U in chain row order: word (k, c) goes to PE k mod P, address lr*H + c.
-      S_LOAD_U: begin
-        weight_ready_o = 1'b1;
-        if (weight_valid_i) begin
-          tk_valid_d = 1'b1;
-          tk_op_d    = engine_pkg::TOK_LOAD;
-          tk_pe_d    = PeWidth'(i_q);
-          tk_addr_d  = WAddrWidth'(base_w_q + CW'(j_q));
-          tk_data_d  = weight_data_i;
-          left_d     = left_q - 1;
-          j_d        = j_q + 1;
-          if (32'(j_q) + 1 == 32'(hid_q)) begin
-            j_d = '0;
-            i_d = i_q + 1;
-            if (32'(i_q) + 1 == NumPe) begin
-              i_d      = '0;
-              base_w_d = base_w_q + hid_cw;
-            end
-          end
-          if (left_q == 1) begin
-            left_d  = CW'(gh_q);
-            u_d     = '0;
-            g_d     = '0;
-            state_d = S_LOAD_B;
-          end
-          if (weight_last_i) begin  // U is never the end of the weight stream
-            status_d = engine_pkg::ERR_TOO_FEW_WORDS;
-            unit_d   = engine_pkg::UNIT_WEIGHT;
-            state_d  = S_ABORT;
-          end
-        end else begin
-          c_in_d = c_in_q + 1;
-        end
-      end
-
-      // b_hh in chain row order: word k is gate k mod G of unit k div G.
-      S_LOAD_B: begin
-        weight_ready_o = 1'b1;
-        if (weight_valid_i) begin
-          bias_we_o = 1'b1;
-          left_d    = left_q - 1;
-          g_d       = g_q + 1;
-          if (g_q + 1 == gates) begin
-            g_d = '0;
-            u_d = u_q + 1;
-          end
-          if (left_q == 1 && weight_last_i) begin
-            w_ok_d   = 1'b1;
-            w_cell_d = cell_q;
-            w_hid_d  = hid_q;
-            wait_d   = 32'(NumPe + 4);
-            state_d  = S_DRAIN;
-          end else if (left_q == 1 || weight_last_i) begin
-            status_d = (left_q == 1) ? engine_pkg::ERR_TOO_MANY_WORDS : engine_pkg::ERR_TOO_FEW_WORDS;
-            unit_d   = engine_pkg::UNIT_WEIGHT;
-            skip_d   = (left_q == 1) ? engine_pkg::UNIT_WEIGHT : engine_pkg::UNIT_NONE;
-            state_d  = S_ABORT;
-          end
-        end else begin
-          c_in_d = c_in_q + 1;
+          left_d  = (is_fw && is_lstm) ? bh_q << 1 : bh_q;
+          state_d = S_STATE;
         end
       end
 
@@ -707,7 +644,7 @@ module sequencer #(
               tk_op_d    = engine_pkg::TOK_ELEM;
               tk_first_d = (j_q == 0);
               tk_last_d  = (32'(j_q) + 1 == 32'(hid_q));
-              tk_addr_d  = WAddrWidth'(j_q);
+              tk_addr_d  = WAddrWidth'(j_q) + bank_base_q;
               tk_src_d   = 2'd1;
               wait_d     = 32'(s_fw_q) - 1;
               if (j_q == 0) begin
@@ -746,7 +683,7 @@ module sequencer #(
                 dbuf_re_o  = 1'b1;
                 tk_op_d    = engine_pkg::TOK_ROW;
                 tk_pe_d    = PeWidth'(i_q);
-                tk_addr_d  = WAddrWidth'(base_w_q);
+                tk_addr_d  = WAddrWidth'(base_w_q) + bank_base_q;
                 tk_first_d = (w_q == 0);
                 tk_src_d   = 2'd2;
                 tk_lane_d  = g_q[1:0];
@@ -802,9 +739,7 @@ module sequencer #(
 
       // Wait for the activation unit, the output streams and the gate store.
       S_DRAIN: begin
-        if (is_load) begin
-          if (wait_q == 0) state_d = S_DONE;
-        end else if (units_q == (is_bw ? tbh_q + bh_q : tbh_q) && drain_idle_i) begin
+        if (units_q == (is_bw ? tbh_q + bh_q : tbh_q) && drain_idle_i) begin
           state_d = S_DONE;
           if (is_fw) begin
             f_ok_d   = 1'b1;
@@ -813,6 +748,7 @@ module sequencer #(
             f_bat_d  = bat_q;
             f_stp_d  = stp_q;
             f_base_d = base_q;
+            f_bank_d = bank_q;
           end
         end else if (units_q == (is_bw ? tbh_q + bh_q : tbh_q)) begin
           c_out_d = c_out_q + 1;
@@ -826,10 +762,7 @@ module sequencer #(
 
       // Drop the surplus words of one stream up to and including its `last`.
       S_SKIP: begin
-        if (skip_q == engine_pkg::UNIT_WEIGHT) begin
-          weight_ready_o = 1'b1;
-          if (weight_valid_i && weight_last_i) state_d = S_DONE;
-        end else if (skip_q == engine_pkg::UNIT_STATE_IN) begin
+        if (skip_q == engine_pkg::UNIT_STATE_IN) begin
           state_ready_o = 1'b1;
           if (state_valid_i && state_last_i) state_d = S_DONE;
         end else if (skip_q == engine_pkg::UNIT_XP) begin
@@ -849,9 +782,6 @@ module sequencer #(
       default: state_d = S_IDLE;
     endcase
 
-    // Bias words are written by the activation unit's RAMs on bias_we_o.
-    c_ww_d = c_ww_d + 64'(bias_we_o);
-
     // Ending a command early: abort_i, a framing error on a buffered stream,
     // or the watchdog. The first cause wins; a skip in progress just stops.
     if (can_end) begin
@@ -868,7 +798,7 @@ module sequencer #(
         skip_d   = engine_pkg::UNIT_NONE;
         state_d  = S_ABORT;
       end else if (state_d == S_ABORT) begin
-        // a framing error on the weight or state stream, set above
+        // a framing error on the state stream, set above
       end else if (xp_few || xp_many || dh_few || dh_many) begin
         status_d = (xp_many || dh_many) ? engine_pkg::ERR_TOO_MANY_WORDS
                                         : engine_pkg::ERR_TOO_FEW_WORDS;
@@ -884,6 +814,9 @@ module sequencer #(
       end
       if (state_d == S_ABORT && state_q != S_ABORT) fl_d = 8'(FlushCycles - 1);
     end
+
+    // A LOAD into the bank of the last FORWARD changes its weights.
+    if (load_start_i && f_bank_q == 8'(load_bank_i)) f_ok_d = 1'b0;
 
     // Backward record prefetch: act order, t from T-1 down, b, j.
     if (running && is_bw && pf_left_q != 0 && rec_cr_q != 0) begin
@@ -906,9 +839,6 @@ module sequencer #(
   // Loading writes: {b, j} addresses, h buffer / state RAM / bias.
   assign load_addr_o = {BWidth'(b_q), JWidth'(j_q)};
   assign load_data_o = state_data_i;
-  assign bias_unit_o = JWidth'(u_q);
-  assign bias_gate_o = g_q[1:0];
-  assign bias_data_o = weight_data_i;
 
   // Buffer reads for the token issued this cycle.
   assign hbuf_raddr_o = {BWidth'(b_q), JWidth'(j_q)};
@@ -926,10 +856,9 @@ module sequencer #(
       skip_q     <= engine_pkg::UNIT_NONE;
       wd_q       <= '0;
       fl_q       <= '0;
-      w_ok_q     <= 1'b0;
       f_ok_q     <= 1'b0;
       tk_valid_q <= 1'b0;
-      op_q       <= engine_pkg::CMD_LOAD;
+      op_q       <= engine_pkg::CMD_FORWARD;
       cell_q     <= engine_pkg::CELL_LSTM;
       xp_left_q  <= '0;
       dh_left_q  <= '0;
@@ -940,7 +869,6 @@ module sequencer #(
       c_out_q    <= '0;
       c_dep_q    <= '0;
       c_st_q     <= '0;
-      c_ww_q     <= '0;
       c_nf_q     <= '0;
     end else begin
       state_q    <= state_d;
@@ -949,7 +877,6 @@ module sequencer #(
       skip_q     <= skip_d;
       wd_q       <= wd_d;
       fl_q       <= fl_d;
-      w_ok_q     <= w_ok_d;
       f_ok_q     <= f_ok_d;
       tk_valid_q <= tk_valid_d;
       op_q       <= op_d;
@@ -963,7 +890,6 @@ module sequencer #(
       c_out_q    <= c_out_d;
       c_dep_q    <= c_dep_d;
       c_st_q     <= c_st_d;
-      c_ww_q     <= c_ww_d;
       c_nf_q     <= c_nf_d;
     end
   end
@@ -992,8 +918,9 @@ module sequencer #(
     s_red_q    <= s_red_d;
     s_ared_q   <= s_ared_d;
     wait_cfg_q <= wait_cfg_d;
-    w_cell_q   <= w_cell_d;
-    w_hid_q    <= w_hid_d;
+    bank_q     <= bank_d;
+    bank_base_q <= bank_base_d;
+    f_bank_q   <= f_bank_d;
     f_cell_q   <= f_cell_d;
     f_hid_q    <= f_hid_d;
     f_bat_q    <= f_bat_d;
@@ -1035,7 +962,9 @@ module sequencer #(
   end
 
   // ------------------------------------------------------------- outputs
-  assign busy_o   = (state_q != S_IDLE);
+  assign busy_o     = (state_q != S_IDLE);
+  assign run_busy_o = (state_q != S_IDLE);
+  assign run_bank_o = BankWidth'(bank_q);
   assign status_o      = status_q;
   assign status_unit_o = unit_q;
   assign run_units_o     = tbh_q;
@@ -1071,7 +1000,6 @@ module sequencer #(
   assign cnt_stall_output_o = c_out_q;
   assign cnt_stall_dep_o    = c_dep_q;
   assign cnt_stall_store_o  = c_st_q;
-  assign cnt_weight_words_o = c_ww_q;
   assign cnt_nonfinite_o    = c_nf_q;
 
 `ifndef SYNTHESIS

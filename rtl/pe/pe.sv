@@ -12,7 +12,9 @@
 //   REDUCE (BW)  PE 0 starts H partials; each PE adds its acc[c] to partial c
 //                as it passes (PEs without rows add -0), so the chain emits
 //                dh_rec[c] = (((acc_0[c] + acc_1[c]) + acc_2[c]) ...) in order c.
-//   LOAD         writes one word into this PE's weight RAM.
+// Weights arrive on a port of their own (the loader's bus, one word per
+// cycle), independent of the tokens: a LOAD into one bank of the weight RAM
+// runs while the MACs read another (the RAM has a read and a write port).
 // Links are neighbour-only: every token, configuration bit and result is
 // registered once per PE. The chain is rigidly timed (no stall); the sequencer
 // spaces tokens so that a PE never has two jobs at once (asserted here).
@@ -23,7 +25,7 @@
 module pe #(
   parameter int unsigned NumPe       = 4,
   parameter int unsigned PeIndex     = 0,
-  parameter int unsigned WeightDepth = 1024,
+  parameter int unsigned WeightDepth = 1024,   // RAM words, all banks
   parameter int unsigned MaxHidden   = 32,
   parameter int unsigned MulLatency  = 2,
   parameter int unsigned AddLatency  = 3,
@@ -65,6 +67,10 @@ module pe #(
   output logic [PeWidth-1:0]     tok_pe_o,
   output logic [WAddrWidth-1:0]  tok_addr_o,
   output logic [31:0]            tok_data_o,
+  // Weight write port (from the loader's bus).
+  input  logic                   wld_valid_i,
+  input  logic [WAddrWidth-1:0]  wld_addr_i,
+  input  logic [31:0]            wld_data_i,
   // Result relay (FW results / BW reduction partials).
   input  logic                   res_valid_i,
   input  logic                   res_zero_i,
@@ -152,11 +158,10 @@ module pe #(
   assign tok_addr_o  = tok_addr_q;
   assign tok_data_o  = tok_data_q;
 
-  logic for_me, is_elem, is_row, is_load, is_reduce;
+  logic for_me, is_elem, is_row, is_reduce;
   assign for_me    = (tok_pe_i == MY_INDEX);
   assign is_elem   = tok_valid_i && (tok_op_i == engine_pkg::TOK_ELEM) && !cfg_bw_q && has_rows_q;
   assign is_row    = tok_valid_i && (tok_op_i == engine_pkg::TOK_ROW) && cfg_bw_q && for_me;
-  assign is_load   = tok_valid_i && (tok_op_i == engine_pkg::TOK_LOAD) && for_me;
   assign is_reduce = tok_valid_i && (tok_op_i == engine_pkg::TOK_REDUCE) && cfg_bw_q &&
                      (PeIndex == 0);
 
@@ -212,18 +217,18 @@ module pe #(
   end
 
   assign mac_o   = issue;
-  assign wload_o = is_load;
+  assign wload_o = wld_valid_i;
 
-  // Weight RAM: MAC reads, LOAD writes.
+  // Weight RAM: MAC reads, the loader writes.
   logic [31:0] weight;
   prim_ram_1r1w #(
     .Width(32),
     .Depth(WeightDepth)
   ) u_weights (
     .clk_i,
-    .we_i   (is_load),
-    .waddr_i(tok_addr_i),
-    .wdata_i(tok_data_i),
+    .we_i   (wld_valid_i),
+    .waddr_i(wld_addr_i),
+    .wdata_i(wld_data_i),
     .re_i   (issue),
     .raddr_i(issue_addr_q),
     .rdata_o(weight)
@@ -497,8 +502,6 @@ module pe #(
       else $error("pe %0d: drained result collides with a relayed result", PeIndex);
       assert (!(is_elem && tok_last_i && drain_left_q != '0))
       else $error("pe %0d: new step's results before the previous drain finished", PeIndex);
-      assert (!(is_load && issue))
-      else $error("pe %0d: weight load during a MAC burst", PeIndex);
     end
   end
 `endif

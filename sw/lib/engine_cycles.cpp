@@ -95,6 +95,18 @@ Schedule Schedule::of(const Config& cfg, const EngineTiming& t) {
   return s;
 }
 
+u64 load_cycles(const Config& cfg, const EngineTiming& t) {
+  check(cfg, t);
+  const LoadLayout layout{t.num_pe, t.weight_lanes};
+  const Schedule s = Schedule::of(cfg, t);
+  const u64 h = cfg.hidden, g = s.num_gates, lanes = layout.lanes(), groups = layout.groups();
+  const u64 sub_beats = static_cast<u64>(s.rows) * h * groups + h * ((g + lanes - 1) / lanes);
+  // L_IDLE (accept), L_SETUP, L_DIVIDE (floor(G*H/P) + 1), L_CHECK, L_RUN
+  // (one sub-beat a cycle), L_DRAIN (the bus reaches the last group: groups + 4),
+  // L_DONE.
+  return 1 + 1 + (static_cast<u64>(s.rows_floor) + 1) + 1 + sub_beats + (groups + 4) + 1;
+}
+
 u64 forward_cycles(const Config& cfg, const EngineTiming& t) {
   check(cfg, t);
   const Schedule s = Schedule::of(cfg, t);

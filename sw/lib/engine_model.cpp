@@ -136,14 +136,42 @@ std::vector<uint32_t> to_chain_rows(const Config& cfg, const std::vector<uint32_
   return u;
 }
 
-std::vector<uint32_t> load_stream(const Config& cfg, const Weights& w) {
+std::vector<uint32_t> load_image(const Config& cfg, const Weights& w, const LoadLayout& layout) {
   validate(cfg, w);
-  const int H = cfg.hidden, G = gates(cfg.cell);
-  std::vector<uint32_t> s = to_chain_rows(cfg, w.w_hh);
-  for (int j = 0; j < H; ++j) {
-    for (int g = 0; g < G; ++g) s.push_back(w.b_hh[static_cast<size_t>(g) * H + j]);
+  if (layout.num_pe < 1 || layout.weight_lanes < 1) {
+    throw std::invalid_argument("engine model: load layout needs num_pe and weight_lanes >= 1");
   }
-  return s;
+  const int H = cfg.hidden, G = gates(cfg.cell), GH = G * H, P = layout.num_pe, L = layout.lanes();
+  const int rows = (GH + P - 1) / P;
+  const std::vector<uint32_t> u = to_chain_rows(cfg, w.w_hh);
+  std::vector<uint32_t> sub;  // sub-beats of L words, back to back
+  for (int lr = 0; lr < rows; ++lr) {
+    for (int c = 0; c < H; ++c) {
+      for (int q = 0; q < layout.groups(); ++q) {
+        for (int l = 0; l < L; ++l) {
+          const int pe = q * L + l, k = lr * P + pe;
+          sub.push_back(pe < P && k < GH ? u[static_cast<size_t>(k) * H + c] : 0);
+        }
+      }
+    }
+  }
+  for (int j = 0; j < H; ++j) {
+    for (int s0 = 0; s0 < G; s0 += L) {
+      for (int l = 0; l < L; ++l) {
+        const int g = s0 + l;
+        sub.push_back(g < G ? w.b_hh[static_cast<size_t>(g) * H + j] : 0);
+      }
+    }
+  }
+  // Sub-beats into beats: S per beat, then padding lanes.
+  const size_t per_beat = static_cast<size_t>(layout.sub_beats_per_beat()) * L;
+  std::vector<uint32_t> beats;
+  for (size_t i = 0; i < sub.size(); i += per_beat) {
+    for (size_t x = 0; x < static_cast<size_t>(layout.weight_lanes); ++x) {
+      beats.push_back(x < per_beat && i + x < sub.size() ? sub[i + x] : 0);
+    }
+  }
+  return beats;
 }
 
 std::vector<uint32_t> chain_forward(const Config& cfg, const std::vector<uint32_t>& u_chain,

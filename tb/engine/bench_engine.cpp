@@ -55,9 +55,7 @@ int main(int argc, char** argv) {
     Stress ideal;
     ideal.mem_min_latency = ideal.mem_max_latency = 30;
     hx.set_stress(ideal);
-    int fifo_depth = 1;
-    while (fifo_depth < 2 * p.max_hidden) fifo_depth *= 2;
-    const engine::EngineTiming timing{p.num_pe, p.mul_latency, p.add_latency, 30, fifo_depth};
+    const engine::EngineTiming timing{p.num_pe, p.mul_latency, p.add_latency, 30, p.fifo_depth(), p.weight_lanes};
 
     json out{{"benchmark", "engine"},
              {"params",

@@ -9,11 +9,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "Vengine.h"
 #include "farnn/engine_abi.hpp"
+#include "farnn/engine_model.hpp"
 #include "memory_model.hpp"
 #include "options.hpp"
 #include "stream.hpp"
@@ -23,13 +26,22 @@ namespace farnn::tb {
 
 struct EngineParams {
   int num_pe = FARNN_PARAM_NumPe;
-  int weight_depth = FARNN_PARAM_WeightDepth;
+  int weight_depth = FARNN_PARAM_WeightDepth;  // per bank
+  int num_banks = FARNN_PARAM_NumBanks;
+  int weight_lanes = FARNN_PARAM_WeightLanes;
   int max_hidden = FARNN_PARAM_MaxHidden;
   int max_batch = FARNN_PARAM_MaxBatch;
   int mul_latency = FARNN_PARAM_MulLatency;
   int add_latency = FARNN_PARAM_AddLatency;
+  engine::LoadLayout layout() const { return {num_pe, weight_lanes}; }
+  int fifo_depth() const {  // the engine's stream FIFOs
+    int d = 1;
+    while (d < 2 * max_hidden) d *= 2;
+    return d;
+  }
   std::string describe() const {
     return "NumPe=" + std::to_string(num_pe) + " WeightDepth=" + std::to_string(weight_depth) +
+           " NumBanks=" + std::to_string(num_banks) + " WeightLanes=" + std::to_string(weight_lanes) +
            " MaxHidden=" + std::to_string(max_hidden) + " MaxBatch=" + std::to_string(max_batch) +
            " MulLatency=" + std::to_string(mul_latency) + " AddLatency=" + std::to_string(add_latency);
   }
@@ -44,8 +56,8 @@ inline uint64_t abort_bound(const EngineParams& p) {
   return static_cast<uint64_t>(p.mul_latency + p.add_latency + 4) + 2;
 }
 
-// How an input stream's frame is sent: `drop` words fewer than the command
-// needs, `extra` surplus words, or no `last` at all.
+// How an input stream's frame is sent: `drop` words (weight stream: beats)
+// fewer than the command needs, `extra` surplus ones, or no `last` at all.
 struct Framing {
   int drop = 0;
   int extra = 0;
@@ -62,12 +74,13 @@ struct Stress {
 };
 
 struct EngineCommand {
-  Op op = Op::kLoad;
-  int cell = 0;  // 0 LSTM, 1 GRU (other values are illegal)
+  Op op = Op::kLoad;  // LOAD goes to the load port, the others to the command port
+  int cell = 0;       // 0 LSTM, 1 GRU (other values are illegal)
   int hidden = 1, batch = 1, steps = 1;
+  int bank = 0;
   uint64_t store_base = 0x1000, store_size = 0;
   uint32_t watchdog = 0;                            // cycles without progress; 0: off
-  std::vector<uint32_t> weights, state_in, xp, dh;  // input streams
+  std::vector<uint32_t> weights, state_in, xp, dh;  // input streams (weights: beats, flat)
   Framing f_weights, f_state, f_xp, f_dh;
   bool may_end_early = false;  // outputs may be withdrawn (abort, timeout, framing)
 };
@@ -75,6 +88,46 @@ struct EngineCommand {
 struct Counters {
   uint64_t cycles = 0, macs = 0, stall_input = 0, stall_output = 0, stall_dep = 0,
            stall_store = 0, weight_words = 0, nonfinite_units = 0;
+};
+
+// One beat of the weight stream: WeightLanes words and `last`.
+struct Beat {
+  std::vector<uint32_t> words;
+  bool last = false;
+  bool operator==(const Beat& o) const { return words == o.words && last == o.last; }
+};
+
+// Drives a Verilator port of any width from 32-bit words (word 0 = bits 31:0).
+inline void set_words(uint32_t& port, const std::vector<uint32_t>& w) { port = w.at(0); }
+inline void set_words(uint64_t& port, const std::vector<uint32_t>& w) {
+  port = w.at(0) | (w.size() > 1 ? static_cast<uint64_t>(w[1]) << 32 : 0);
+}
+template <std::size_t N>
+void set_words(VlWide<N>& port, const std::vector<uint32_t>& w) {
+  for (std::size_t i = 0; i < N; ++i) port[i] = i < w.size() ? w[i] : 0;
+}
+
+// Latches the done pulses of the command and load ports.
+class DonePulses : public Component {
+ public:
+  DonePulses(std::function<bool()> run_done, std::function<bool()> load_done)
+      : run_done_(std::move(run_done)), load_done_(std::move(load_done)) {}
+  void sample() override {
+    run_ |= run_done_();
+    load_ |= load_done_();
+  }
+  void on_reset() override { run_ = load_ = false; }
+  bool take(bool load) {
+    bool& f = load ? load_ : run_;
+    const bool v = f;
+    f = false;
+    return v;
+  }
+  void clear() { run_ = load_ = false; }
+
+ private:
+  std::function<bool()> run_done_, load_done_;
+  bool run_ = false, load_ = false;
 };
 
 struct CommandResult {
@@ -99,10 +152,10 @@ class EngineHarness {
       : rng_(opt.seed() ^ 0x9e3779b97f4a7c15ull),
         tb_(opt, name),
         weight_(rng_, 0.0,
-                [this](bool v, const uint64_t& d) {
+                [this](bool v, const Beat& b) {
                   dut().weight_valid_i = v;
-                  dut().weight_data_i = static_cast<uint32_t>(d);
-                  dut().weight_last_i = (d >> 32) & 1;
+                  if (v) set_words(dut().weight_data_i, b.words);
+                  dut().weight_last_i = b.last;
                 },
                 [this] { return dut().weight_ready_o != 0; }),
         state_in_(rng_, 0.0,
@@ -144,13 +197,15 @@ class EngineHarness {
                    [this] { return word(dut().state_out_data_o, dut().state_out_last_o); }, fail_fn()),
         req_mon_("memory requests", [this] { return dut().mem_req_valid_o != 0; },
                  [this] { return dut().mem_req_ready_i != 0; }, [this] { return request_key(); }, fail_fn()),
-        memory_(rng_, memory_ports(), fail_fn()) {
+        memory_(rng_, memory_ports(), fail_fn()),
+        done_([this] { return dut().done_o != 0; }, [this] { return dut().load_done_o != 0; }) {
     for (Component* c : std::initializer_list<Component*>{&weight_, &state_in_, &xp_, &dh_, &h_sink_,
                                                            &delta_sink_, &state_sink_, &memory_, &h_mon_,
-                                                           &delta_mon_, &state_mon_, &req_mon_}) {
+                                                           &delta_mon_, &state_mon_, &req_mon_, &done_}) {
       tb_.add(*c);
     }
     dut().cmd_valid_i = 0;
+    dut().load_valid_i = 0;
     dut().abort_i = 0;
     tb_.reset(10);
   }
@@ -162,7 +217,8 @@ class EngineHarness {
   const EngineParams& params() const { return params_; }
 
   void set_stress(const Stress& s) {
-    for (auto* src : {&weight_, &state_in_, &xp_, &dh_}) src->set_idle_prob(s.in_idle);
+    weight_.set_idle_prob(s.in_idle);
+    for (auto* src : {&state_in_, &xp_, &dh_}) src->set_idle_prob(s.in_idle);
     for (auto* snk : {&h_sink_, &delta_sink_, &state_sink_}) snk->set_stall_prob(s.out_stall);
     memory_.set_stress(s.mem_req_stall, s.mem_rsp_stall, s.mem_min_latency, s.mem_max_latency);
   }
@@ -178,79 +234,57 @@ class EngineHarness {
   // are withdrawn afterwards, as a producer whose command failed would.
   CommandResult run(const EngineCommand& c, uint64_t max_cycles, int64_t abort_after = -1,
                     int64_t reset_after = -1) {
-    push_frame(weight_, c.weights, c.f_weights);
-    push_frame(state_in_, c.state_in, c.f_state);
-    push_frame(xp_, c.xp, c.f_xp);
-    push_frame(dh_, c.dh, c.f_dh);
-    h_sink_.received().clear();
-    delta_sink_.received().clear();
-    state_sink_.received().clear();
-    memory_.set_window(c.store_base, c.store_size);
-    const bool lenient = c.may_end_early || abort_after >= 0 || reset_after >= 0;
-    for (auto* m : {&h_mon_, &delta_mon_, &state_mon_}) m->set_allow_withdraw(lenient);
-    req_mon_.set_allow_withdraw(lenient);
-
-    auto& d = dut();
-    const int idle = static_cast<int>(rng_.range(0, 3));  // the command port is a handshake too
-    for (int i = 0; i < idle; ++i) tb_.tick();
-    d.cmd_op_i = static_cast<uint8_t>(c.op);
-    d.cfg_cell_i = static_cast<uint8_t>(c.cell);
-    d.cfg_hidden_i = static_cast<uint16_t>(c.hidden);
-    d.cfg_batch_i = static_cast<uint16_t>(c.batch);
-    d.cfg_steps_i = static_cast<uint16_t>(c.steps);
-    d.cfg_store_base_i = c.store_base;
-    d.cfg_store_size_i = c.store_size;
-    d.cfg_watchdog_i = c.watchdog;
-    d.cmd_valid_i = 1;
-    tb_.run_until([&] { return d.cmd_ready_o != 0; }, 1000, "command acceptance");
-    tb_.tick();  // accepted at this edge
-    d.cmd_valid_i = 0;
+    prepare({&c}, abort_after >= 0 || reset_after >= 0);
+    issue(c);
     const uint64_t start = tb_.cycle();
     uint64_t abort_cycle = 0;
     bool done = false, was_reset = false;
     while (!done) {
+      if (tb_.cycle() - start > max_cycles) timeout(c, max_cycles);
       if (reset_after >= 0 && tb_.cycle() - start == static_cast<uint64_t>(reset_after)) {
         in_flight_at_reset_ = memory_.outstanding();
         tb_.reset(4);
         was_reset = true;
         break;
       }
-      if (tb_.cycle() - start > max_cycles) {
-        tb_.fail("timeout: command " + engine::opcode_name(static_cast<int>(c.op)) + " not done after " +
-                 std::to_string(max_cycles) + " cycles (inputs left: weights " +
-                 std::to_string(weight_.pending()) + ", state " + std::to_string(state_in_.pending()) +
-                 ", xp " + std::to_string(xp_.pending()) + ", dh " + std::to_string(dh_.pending()) + ")");
-      }
       const bool abort_now = abort_after >= 0 && tb_.cycle() - start == static_cast<uint64_t>(abort_after);
-      d.abort_i = abort_now;
+      dut().abort_i = abort_now;
       if (abort_now) abort_cycle = tb_.cycle();
-      done = d.done_o != 0;
       tb_.tick();
+      done = done_.take(c.op == Op::kLoad);
     }
-    d.abort_i = 0;
-    CommandResult r;
-    r.was_reset = was_reset;
-    r.latency = tb_.cycle() - start;
-    if (abort_cycle != 0) r.abort_to_done = tb_.cycle() - abort_cycle;
-    r.status = static_cast<Status>(d.status_o);
-    r.unit = static_cast<Unit>(d.status_unit_o);
-    r.counters = {d.cnt_cycles_o,    d.cnt_macs_o,        d.cnt_stall_input_o,  d.cnt_stall_output_o,
-                  d.cnt_stall_dep_o, d.cnt_stall_store_o, d.cnt_weight_words_o, d.cnt_nonfinite_o};
-    const bool clean = weight_.done() && state_in_.done() && xp_.done() && dh_.done();
-    if (r.ok() && !was_reset && !clean) tb_.fail("command finished but did not consume all of its inputs");
-    r.inputs_left[0] = weight_.pending();
-    r.inputs_left[1] = state_in_.pending();
-    r.inputs_left[2] = xp_.pending();
-    r.inputs_left[3] = dh_.pending();
-    discard_inputs();
-    // Let any stray output show up before collecting (there must be none).
-    for (int i = 0; i < 20; ++i) tb_.tick();
-    const bool complete = r.ok() && !was_reset;
-    collect(h_sink_, r.h, complete, "h");
-    collect(delta_sink_, r.delta, complete, "delta");
-    collect(state_sink_, r.state_out, complete, "state-out");
-    if (complete && !memory_.idle()) tb_.fail("memory requests still outstanding after done");
+    dut().abort_i = 0;
+    CommandResult r = finish(c, start, was_reset);
+    if (abort_cycle != 0) r.abort_to_done = r.latency - (abort_cycle - start);
+    settle({&r}, {&c});
     return r;
+  }
+
+  // A LOAD on the load port and a FORWARD or BACKWARD on the command port at
+  // the same time; waits for both.
+  std::pair<CommandResult, CommandResult> run_with_load(const EngineCommand& load, const EngineCommand& c,
+                                                        uint64_t max_cycles) {
+    prepare({&load, &c}, false);
+    issue(load);
+    const uint64_t load_start = tb_.cycle();
+    issue(c);
+    const uint64_t start = tb_.cycle();
+    bool load_done = false, done = false;
+    CommandResult rl, r;
+    while (!load_done || !done) {
+      if (tb_.cycle() - load_start > max_cycles) timeout(load_done ? c : load, max_cycles);
+      tb_.tick();
+      if (!load_done && done_.take(true)) {
+        load_done = true;
+        rl = finish(load, load_start, false);
+      }
+      if (!done && done_.take(false)) {
+        done = true;
+        r = finish(c, start, false);
+      }
+    }
+    settle({&rl, &r}, {&load, &c});
+    return {rl, r};
   }
 
   // Gate-store requests in flight when run() last reset the engine.
@@ -267,8 +301,145 @@ class EngineHarness {
     return [this](const std::string& m) { tb_.fail(m); };
   }
 
+  // Frames every command's input streams and clears the output sinks.
+  void prepare(std::initializer_list<const EngineCommand*> cmds, bool lenient_always) {
+    bool lenient = lenient_always;
+    for (const EngineCommand* c : cmds) {
+      push_weights(c->weights, c->f_weights);
+      push_frame(state_in_, c->state_in, c->f_state);
+      push_frame(xp_, c->xp, c->f_xp);
+      push_frame(dh_, c->dh, c->f_dh);
+      lenient = lenient || c->may_end_early;
+      if (c->op != Op::kLoad) memory_.set_window(c->store_base, c->store_size);
+    }
+    h_sink_.received().clear();
+    delta_sink_.received().clear();
+    state_sink_.received().clear();
+    for (auto* m : {&h_mon_, &delta_mon_, &state_mon_}) m->set_allow_withdraw(lenient);
+    req_mon_.set_allow_withdraw(lenient);
+    done_.clear();
+  }
+
+  // Presents a command on its port (after 0..3 idle cycles) until accepted.
+  void issue(const EngineCommand& c) {
+    auto& d = dut();
+    const int idle = static_cast<int>(rng_.range(0, 3));  // the command port is a handshake too
+    for (int i = 0; i < idle; ++i) tb_.tick();
+    if (c.op == Op::kLoad) {
+      d.load_bank_i = static_cast<uint8_t>(c.bank);
+      d.load_cell_i = static_cast<uint8_t>(c.cell);
+      d.load_hidden_i = static_cast<uint16_t>(c.hidden);
+      d.load_watchdog_i = c.watchdog;
+      d.load_valid_i = 1;
+      tb_.run_until([&] { return d.load_ready_o != 0; }, 1000, "LOAD acceptance");
+      tb_.tick();  // accepted at this edge
+      d.load_valid_i = 0;
+      return;
+    }
+    words_at_issue_ = d.cnt_weight_words_o;
+    d.cmd_op_i = static_cast<uint8_t>(c.op);
+    d.cfg_cell_i = static_cast<uint8_t>(c.cell);
+    d.cfg_hidden_i = static_cast<uint16_t>(c.hidden);
+    d.cfg_batch_i = static_cast<uint16_t>(c.batch);
+    d.cfg_steps_i = static_cast<uint16_t>(c.steps);
+    d.cfg_bank_i = static_cast<uint8_t>(c.bank);
+    d.cfg_store_base_i = c.store_base;
+    d.cfg_store_size_i = c.store_size;
+    d.cfg_watchdog_i = c.watchdog;
+    d.cmd_valid_i = 1;
+    tb_.run_until([&] { return d.cmd_ready_o != 0; }, 1000, "command acceptance");
+    tb_.tick();  // accepted at this edge
+    d.cmd_valid_i = 0;
+  }
+
+  [[noreturn]] void timeout(const EngineCommand& c, uint64_t max_cycles) {
+    tb_.fail("timeout: command " + engine::opcode_name(static_cast<int>(c.op)) + " not done after " +
+             std::to_string(max_cycles) + " cycles (inputs left: weight beats " +
+             std::to_string(weight_.pending()) + ", state " + std::to_string(state_in_.pending()) + ", xp " +
+             std::to_string(xp_.pending()) + ", dh " + std::to_string(dh_.pending()) + ")");
+  }
+
+  // Status and counters of a command whose done pulse was just seen.
+  CommandResult finish(const EngineCommand& c, uint64_t start, bool was_reset) {
+    auto& d = dut();
+    CommandResult r;
+    r.was_reset = was_reset;
+    r.latency = tb_.cycle() - start;
+    if (c.op == Op::kLoad) {
+      r.status = static_cast<Status>(d.load_status_o);
+      r.unit = static_cast<Unit>(d.load_status_unit_o);
+      r.counters.cycles = d.cnt_load_cycles_o;
+      r.counters.weight_words = d.cnt_weight_words_o;
+      r.inputs_left[0] = weight_.pending();
+      return r;
+    }
+    r.status = static_cast<Status>(d.status_o);
+    r.unit = static_cast<Unit>(d.status_unit_o);
+    // Weight words: RAM writes during the command (the load counter runs on).
+    r.counters = {d.cnt_cycles_o,      d.cnt_macs_o,        d.cnt_stall_input_o,
+                  d.cnt_stall_output_o, d.cnt_stall_dep_o,   d.cnt_stall_store_o,
+                  d.cnt_weight_words_o - words_at_issue_,    d.cnt_nonfinite_o};
+    r.inputs_left[1] = state_in_.pending();
+    r.inputs_left[2] = xp_.pending();
+    r.inputs_left[3] = dh_.pending();
+    return r;
+  }
+
+  // After the commands: inputs all taken (when they succeeded), the rest
+  // withdrawn, outputs collected and checked for `last`, memory idle.
+  void settle(std::initializer_list<CommandResult*> results, std::initializer_list<const EngineCommand*> cmds) {
+    bool complete = true;
+    for (CommandResult* r : results) complete = complete && r->ok() && !r->was_reset;
+    const bool clean = weight_.done() && state_in_.done() && xp_.done() && dh_.done();
+    if (complete && !clean) tb_.fail("command finished but did not consume all of its inputs");
+    discard_inputs();
+    // Let any stray output show up before collecting (there must be none).
+    for (int i = 0; i < 20; ++i) tb_.tick();
+    CommandResult* out = nullptr;  // the FORWARD/BACKWARD result, if any
+    auto ci = cmds.begin();
+    for (CommandResult* r : results) {
+      if ((*ci++)->op != Op::kLoad) out = r;
+    }
+    std::vector<uint32_t> h, delta, state;
+    collect(h_sink_, h, complete, "h");
+    collect(delta_sink_, delta, complete, "delta");
+    collect(state_sink_, state, complete, "state-out");
+    if (out != nullptr) {
+      out->h = std::move(h);
+      out->delta = std::move(delta);
+      out->state_out = std::move(state);
+    } else if (!h.empty() || !delta.empty() || !state.empty()) {
+      tb_.fail("a LOAD produced output on a data stream");
+    }
+    if (complete && !memory_.idle()) tb_.fail("memory requests still outstanding after done");
+  }
+
+  // The weight frame as beats of WeightLanes words; Framing counts beats.
+  void push_weights(const std::vector<uint32_t>& words, const Framing& f) {
+    const size_t lanes = static_cast<size_t>(params_.weight_lanes);
+    std::vector<Beat> beats;
+    for (size_t i = 0; i < words.size(); i += lanes) {
+      Beat b;
+      b.words.assign(words.begin() + static_cast<long>(i),
+                     words.begin() + static_cast<long>(std::min(words.size(), i + lanes)));
+      b.words.resize(lanes, 0);
+      beats.push_back(std::move(b));
+    }
+    beats.resize(beats.size() - std::min<size_t>(beats.size(), f.drop));
+    for (int i = 0; i < f.extra; ++i) {
+      Beat b;
+      for (size_t l = 0; l < lanes; ++l) b.words.push_back(0x7f800000u | static_cast<uint32_t>(rng_.range(1, 0x3fffff)));
+      beats.push_back(std::move(b));
+    }
+    for (size_t i = 0; i < beats.size(); ++i) {
+      beats[i].last = i + 1 == beats.size() && !f.no_last;
+      weight_.push(beats[i]);
+    }
+  }
+
   void discard_inputs() {
-    for (auto* src : {&weight_, &state_in_, &xp_, &dh_}) src->clear();
+    weight_.clear();
+    for (auto* src : {&state_in_, &xp_, &dh_}) src->clear();
   }
 
   static uint64_t word(uint32_t data, uint8_t last) { return (static_cast<uint64_t>(last & 1) << 32) | data; }
@@ -330,12 +501,15 @@ class EngineHarness {
   EngineParams params_;
   Rng rng_;
   Testbench<Vengine> tb_;
-  StreamSource<uint64_t> weight_, state_in_, xp_, dh_;
+  StreamSource<Beat> weight_;
+  StreamSource<uint64_t> state_in_, xp_, dh_;
   StreamSink<uint64_t> h_sink_, delta_sink_, state_sink_;
   HandshakeMonitor<uint64_t> h_mon_, delta_mon_, state_mon_;
   HandshakeMonitor<std::vector<uint32_t>> req_mon_;
   MemoryModel<8> memory_;
+  DonePulses done_;
   size_t in_flight_at_reset_ = 0;
+  uint64_t words_at_issue_ = 0;
 };
 
 }  // namespace farnn::tb

@@ -17,7 +17,7 @@ struct LayerRun {
   CommandResult load, fw, bw;
   engine::ForwardResult model_fw;
   engine::BackwardResult model_bw;
-  std::vector<uint32_t> load_stream;
+  std::vector<uint32_t> load_image;      // the weight stream (beats, flat)
   std::vector<uint32_t> stored;         // gate store after FW, [T][B][H][8]
   std::vector<uint32_t> expected_delta;  // model delta in the stream's order
   uint64_t useful_macs = 0;              // per phase
@@ -53,7 +53,7 @@ inline LayerRun run_layer(EngineHarness& hx, const LayerCase& lc) {
 
   EngineCommand load = base;
   load.op = Op::kLoad;
-  load.weights = r.load_stream = engine::load_stream(cfg, lc.weights);
+  load.weights = r.load_image = engine::load_image(cfg, lc.weights, hx.params().layout());
   r.load = hx.run(load, budget);
 
   EngineCommand fw = base;

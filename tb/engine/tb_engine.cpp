@@ -67,7 +67,7 @@ void run_case(EngineHarness& hx, const engine::Config& cfg, int input, uint64_t 
 
   const LayerRun r = run_layer(hx, lc);
   if (!r.load.ok()) hx.tb().fail("LOAD ended with " + r.load.describe());
-  if (r.load.counters.weight_words != r.load_stream.size()) hx.tb().fail("LOAD weight word count wrong");
+  if (r.load.counters.weight_words != engine::load_words(cfg)) hx.tb().fail("LOAD weight word count wrong");
   if (!r.fw.ok()) hx.tb().fail("FORWARD ended with " + r.fw.describe());
   expect_equal(hx, "h_t", r.model_fw.h, r.fw.h, [&](size_t i) {
     return "t=" + std::to_string(i / (B * H)) + " b=" + std::to_string(i / H % B) +
@@ -212,7 +212,7 @@ void run_error_suite(EngineHarness& hx) {
   load.op = Op::kLoad;
   load.cell = 0;
   load.hidden = 2;
-  load.weights = engine::load_stream(cfg, lc.weights);
+  load.weights = engine::load_image(cfg, lc.weights, p.layout());
   if (!hx.run(load, 20000).ok()) hx.tb().fail("load for the error suite refused");
   const std::vector<Bad> after_load = {
       {"batch 0", Op::kForward, 0, 2, 0, 1, big, Status::kBatchZero},

@@ -50,7 +50,7 @@ Layer make_layer(EngineHarness& hx, engine::Cell cell, uint64_t seed) {
   return l;
 }
 
-EngineCommand command(const Layer& l, Op op) {
+EngineCommand command(const Layer& l, Op op, const engine::LoadLayout& layout) {
   const engine::Config& cfg = l.lc.cfg;
   EngineCommand c;
   c.op = op;
@@ -61,7 +61,7 @@ EngineCommand command(const Layer& l, Op op) {
   c.store_base = kStoreBase;
   c.store_size = static_cast<uint64_t>(cfg.steps) * cfg.batch * cfg.hidden * 32;
   c.watchdog = kWatchdog;
-  if (op == Op::kLoad) c.weights = engine::load_stream(cfg, l.lc.weights);
+  if (op == Op::kLoad) c.weights = engine::load_image(cfg, l.lc.weights, layout);
   if (op == Op::kForward) {
     c.state_in = l.lc.state_in_fw;
     c.xp = l.lc.xp;
@@ -88,20 +88,20 @@ void expect_ok(EngineHarness& hx, const CommandResult& r, const std::string& wha
 
 // The work after a fault, checked word for word against the model.
 void check_load(EngineHarness& hx, const Layer& l, const std::string& ctx) {
-  const CommandResult r = hx.run(command(l, Op::kLoad), l.budget);
+  const CommandResult r = hx.run(command(l, Op::kLoad, hx.params().layout()), l.budget);
   expect_ok(hx, r, ctx + ": LOAD");
-  if (r.counters.weight_words != command(l, Op::kLoad).weights.size()) {
+  if (r.counters.weight_words != engine::load_words(l.lc.cfg)) {
     hx.tb().fail(ctx + ": LOAD wrote " + std::to_string(r.counters.weight_words) + " weight words");
   }
 }
 void check_forward(EngineHarness& hx, const Layer& l, const std::string& ctx) {
-  const CommandResult r = hx.run(command(l, Op::kForward), l.budget);
+  const CommandResult r = hx.run(command(l, Op::kForward, hx.params().layout()), l.budget);
   expect_ok(hx, r, ctx + ": FORWARD");
   expect_words(hx, ctx + ": h after the fault", l.fw.h, r.h);
   expect_words(hx, ctx + ": final state after the fault", l.fw.state_out, r.state_out);
 }
 void check_backward(EngineHarness& hx, const Layer& l, const std::string& ctx) {
-  const CommandResult r = hx.run(command(l, Op::kBackward), l.budget);
+  const CommandResult r = hx.run(command(l, Op::kBackward, hx.params().layout()), l.budget);
   expect_ok(hx, r, ctx + ": BACKWARD");
   expect_words(hx, ctx + ": delta after the fault", l.expected_delta, r.delta);
   expect_words(hx, ctx + ": dh0/dc0 after the fault", l.bw.state_out, r.state_out);
@@ -143,9 +143,9 @@ void run_framing(EngineHarness& hx, uint64_t seed) {
         // Prerequisites of the faulty command.
         if (s.op != Op::kLoad) check_load(hx, l, ctx + " set-up");
         if (s.op == Op::kBackward) check_forward(hx, l, ctx + " set-up");
-        EngineCommand c = command(l, s.op);
+        EngineCommand c = command(l, s.op, hx.params().layout());
         c.may_end_early = true;
-        const size_t words = s.op == Op::kLoad ? c.weights.size()
+        const size_t words = s.op == Op::kLoad ? c.weights.size() / hx.params().weight_lanes  // beats
                              : s.unit == Unit::kStateIn ? c.state_in.size()
                              : s.unit == Unit::kXp      ? c.xp.size()
                                                         : c.dh.size();
@@ -208,7 +208,7 @@ void run_aborts(EngineHarness& hx, uint64_t seed, int count) {
   uint64_t duration[2][3];
   for (int k = 0; k < 2; ++k) {
     for (Op op : {Op::kLoad, Op::kForward, Op::kBackward}) {
-      const CommandResult r = hx.run(command(layers[k], op), layers[k].budget);
+      const CommandResult r = hx.run(command(layers[k], op, hx.params().layout()), layers[k].budget);
       expect_ok(hx, r, "abort suite set-up");
       duration[k][static_cast<int>(op)] = r.latency;
     }
@@ -225,7 +225,7 @@ void run_aborts(EngineHarness& hx, uint64_t seed, int count) {
     if (op != Op::kLoad) check_load(hx, l, ctx + " set-up");
     if (op == Op::kBackward) check_forward(hx, l, ctx + " set-up");
     const int64_t at = rng.range(0, static_cast<long long>(duration[k][static_cast<int>(op)]) + 10);
-    EngineCommand c = command(l, op);
+    EngineCommand c = command(l, op, hx.params().layout());
     const CommandResult r = hx.run(c, l.budget, at);
     if (r.ok()) {  // the abort came after done (random stalls made it quicker)
       ++finished;
@@ -261,7 +261,7 @@ void run_stalls(EngineHarness& hx, uint64_t seed) {
 
     // A gate store that stops answering: FORWARD's writes, then BACKWARD's reads.
     hx.memory().set_mute(true);
-    EngineCommand fw = command(l, Op::kForward);
+    EngineCommand fw = command(l, Op::kForward, hx.params().layout());
     fw.may_end_early = true;
     CommandResult r = hx.run(fw, l.budget + 4 * kWatchdog);
     expect_status(hx, r, Status::kTimeout, Unit::kGateStore, name + " FORWARD, silent gate store");
@@ -269,7 +269,7 @@ void run_stalls(EngineHarness& hx, uint64_t seed) {
     hx.memory().set_mute(false);  // the late write responses must be dropped
     check_forward(hx, l, name + " after a silent gate store");
     hx.memory().set_mute(true);
-    EngineCommand bw = command(l, Op::kBackward);
+    EngineCommand bw = command(l, Op::kBackward, hx.params().layout());
     bw.may_end_early = true;
     r = hx.run(bw, l.budget + 4 * kWatchdog);
     expect_status(hx, r, Status::kTimeout, Unit::kGateStore, name + " BACKWARD, silent gate store");
@@ -286,7 +286,7 @@ void run_stalls(EngineHarness& hx, uint64_t seed) {
                              Blocked{Op::kBackward, Unit::kDelta}, Blocked{Op::kBackward, Unit::kStateOut}}) {
       if (b.op == Op::kBackward) check_forward(hx, l, name + " backpressure set-up");
       hx.sink(b.unit).set_stall_prob(1.0);
-      EngineCommand c = command(l, b.op);
+      EngineCommand c = command(l, b.op, hx.params().layout());
       c.may_end_early = true;
       r = hx.run(c, l.budget + 4 * kWatchdog);
       hx.sink(b.unit).set_stall_prob(0.0);
@@ -316,7 +316,7 @@ void run_resets(EngineHarness& hx, uint64_t seed) {
       check_load(hx, l, ctx + " set-up");
       check_forward(hx, l, ctx + " set-up");
       // Reset once the backward has reads in flight.
-      EngineCommand bw = command(l, Op::kBackward);
+      EngineCommand bw = command(l, Op::kBackward, hx.params().layout());
       hx.memory().set_keep_on_reset(keep);
       const CommandResult r = hx.run(bw, l.budget, -1, 60);
       const size_t in_flight = hx.in_flight_at_reset();

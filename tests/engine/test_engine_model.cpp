@@ -84,14 +84,32 @@ TEST(EngineModel, IdlePesDoNotChangeTheReduction) {
   EXPECT_EQ(engine::chain_backward(small, u, d), engine::chain_backward(wide, u, d));
 }
 
-TEST(EngineModel, LoadStreamIsChainRowOrderThenBias) {
+// GRU, H = 2 (6 chain rows k = 3j + g), 4 PEs: rows 0-3 in PE 0-3 at lr 0,
+// rows 4-5 in PE 0-1 at lr 1. U[r][c] = r*2 + c (PyTorch row r = g*2 + j).
+TEST(EngineModel, LoadImageLanesAndBeats) {
   const engine::Config cfg{Cell::kGru, 2, 1, 1, 4};
   engine::Weights w;
-  for (uint32_t i = 0; i < 12; ++i) w.w_hh.push_back(i);         // row r = g*2 + j holds r*2 + c
+  for (uint32_t i = 0; i < 12; ++i) w.w_hh.push_back(i);
   for (uint32_t i = 0; i < 6; ++i) w.b_hh.push_back(100 + i);
-  const std::vector<uint32_t> expect = {0, 1, 4, 5, 8, 9, 2, 3, 6, 7, 10, 11,  // k = 3j + g
-                                        100, 102, 104, 101, 103, 105};
-  EXPECT_EQ(engine::load_stream(cfg, w), expect);
+  // chain row k -> PyTorch row: k=0 r0, 1 r2, 2 r4, 3 r1, 4 r3, 5 r5
+  // Lanes = 4 (one group), one sub-beat per beat; bias: one unit per sub-beat.
+  const std::vector<uint32_t> four = {0, 4, 8, 2,   1, 5, 9, 3,     // lr 0, c 0 and 1
+                                      6, 10, 0, 0,  7, 11, 0, 0,    // lr 1: rows 4, 5 only
+                                      100, 102, 104, 0, 101, 103, 105, 0};
+  EXPECT_EQ(engine::load_image(cfg, w, {4, 4}), four);
+  // 16 lanes over 4 PEs: four sub-beats per beat, the final beat padded.
+  std::vector<uint32_t> wide = four;
+  wide.resize(32, 0);
+  EXPECT_EQ(engine::load_image(cfg, w, {4, 16}), wide);
+  // 2 lanes: two groups of two PEs; each unit's 3 gates in two sub-beats.
+  const std::vector<uint32_t> two = {0, 4, 8, 2, 1, 5, 9, 3, 6, 10, 0, 0, 7, 11, 0, 0,
+                                     100, 102, 104, 0, 101, 103, 105, 0};
+  EXPECT_EQ(engine::load_image(cfg, w, {4, 2}), two);
+  // 3 lanes over 4 PEs: groups {0,1,2}, {3}; one sub-beat per beat, 3 lanes.
+  const std::vector<uint32_t> three = {0, 4, 8, 2, 0, 0, 1, 5, 9, 3, 0, 0, 6, 10, 0, 0, 0, 0, 7, 11, 0,
+                                       0, 0, 0, 100, 102, 104, 101, 103, 105};
+  EXPECT_EQ(engine::load_image(cfg, w, {4, 3}), three);
+  EXPECT_EQ(engine::load_words(cfg), 18u);
 }
 
 TEST(EngineModel, RejectsWrongSizes) {

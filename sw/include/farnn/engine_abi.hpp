@@ -34,6 +34,8 @@ enum class Status : uint8_t {
   kTooManyWords = 14,
   kTimeout = 15,
   kAborted = 16,
+  kBadBank = 17,
+  kBankBusy = 18,
 };
 
 // The stream or port a framing or timeout status names.
@@ -73,6 +75,8 @@ inline constexpr StatusInfo kStatusTable[] = {
     {Status::kTooManyWords, "ERR_TOO_MANY_WORDS", "a stream's final word came without `last`"},
     {Status::kTimeout, "ERR_TIMEOUT", "watchdog: no progress within the limit"},
     {Status::kAborted, "ERR_ABORTED", "aborted"},
+    {Status::kBadBank, "ERR_BAD_BANK", "weight bank above NumBanks"},
+    {Status::kBankBusy, "ERR_BANK_BUSY", "the weight bank is in use by a LOAD or by the running command"},
 };
 
 struct UnitInfo {

@@ -21,6 +21,7 @@ struct EngineTiming {
   int add_latency = 3;
   int mem_latency = 1;  // gate store: request accepted -> response offered, cycles
   int fifo_depth = 64;  // the engine's stream FIFOs: 2^ceil(log2(2*MaxHidden)) entries
+  int weight_lanes = 16;  // words per weight-stream beat
 };
 
 // Issue rules of the sequencer (rtl/engine/sequencer.sv, S_DERIVE), shared by
@@ -30,6 +31,10 @@ struct Schedule {
       after_reduce;
   static Schedule of(const Config& cfg, const EngineTiming& t);
 };
+
+// Cycles of a LOAD (the loader's cnt_load_cycles), beats offered every cycle:
+// set-up, one sub-beat per cycle, the weight bus drain.
+uint64_t load_cycles(const Config& cfg, const EngineTiming& t);
 
 // Cycles from command acceptance to done (the engine's cnt_cycles), ideal streams.
 uint64_t forward_cycles(const Config& cfg, const EngineTiming& t);

@@ -59,9 +59,28 @@ struct BackwardResult {
 // Throws std::invalid_argument naming the first size that does not fit.
 void validate(const Config& cfg, const Weights& w);
 
-// The weight-load stream: U in chain row order (row k = G*j+g, H words each)
-// followed by b_hh in chain row order.
-std::vector<uint32_t> load_stream(const Config& cfg, const Weights& w);
+// The weight stream of a LOAD: beats of `weight_lanes` 32-bit words. The
+// engine writes Lanes = min(weight_lanes, num_pe) words per cycle, one into
+// each of Lanes PEs (a "sub-beat"); a beat carries floor(weight_lanes / Lanes)
+// sub-beats, lanes after them are padding (0). Sub-beats in order:
+//   U     for each local row lr, column c, PE group q (PEs q*Lanes ..):
+//         lane l = U[k][c] of chain row k = lr*num_pe + q*Lanes + l (0 where
+//         that PE does not exist or k >= G*H);
+//   b_hh  for each unit j, ceil(G / Lanes) sub-beats: lane l = b_hh of gate
+//         s*Lanes + l of unit j (s = the sub-beat within the unit);
+// then zero sub-beats up to the end of the final beat.
+struct LoadLayout {
+  int num_pe = 1;
+  int weight_lanes = 1;
+  int lanes() const { return weight_lanes < num_pe ? weight_lanes : num_pe; }
+  int sub_beats_per_beat() const { return weight_lanes / lanes(); }
+  int groups() const { return (num_pe + lanes() - 1) / lanes(); }
+};
+std::vector<uint32_t> load_image(const Config& cfg, const Weights& w, const LoadLayout& layout);
+// Weight words a LOAD writes (U and b_hh): G*H*H + G*H.
+inline uint64_t load_words(const Config& cfg) {
+  return static_cast<uint64_t>(cfg.gate_rows()) * (cfg.hidden + 1);
+}
 
 // Index helpers between PyTorch gate-major rows and chain rows.
 inline int chain_row(int gate, int unit, int num_gates) { return num_gates * unit + gate; }
