@@ -149,7 +149,7 @@ module engine #(
   logic [CountWidth-1:0]   mac_count, wload_count;
   logic                    run_busy;
   logic [BankWidth-1:0]    run_bank, ld_bank;
-  logic                    ld_busy, ld_start;
+  logic                    ld_busy, ld_start, ld_ready, ld_valid, cmd_takes;
   logic [NumBanks-1:0]     bank_valid;
   logic [NumBanks*2-1:0]   bank_cell;
   logic [NumBanks*16-1:0]  bank_hidden;
@@ -198,8 +198,8 @@ module engine #(
   ) u_loader (
     .clk_i,
     .rst_i,
-    .load_valid_i,
-    .load_ready_o,
+    .load_valid_i  (ld_valid),
+    .load_ready_o  (ld_ready),
     .load_bank_i,
     .load_cell_i,
     .load_hidden_i,
@@ -235,6 +235,11 @@ module engine #(
     .cnt_words_o   (cnt_weight_words_o)
   );
   assign load_busy_o = ld_busy;
+  // One acceptance per cycle: a command and a LOAD presented together, the
+  // command first (the order decides who gets a contested bank).
+  assign cmd_takes    = cmd_valid_i && cmd_ready_o;
+  assign ld_valid     = load_valid_i && !cmd_takes;
+  assign load_ready_o = ld_ready && !cmd_takes;
 
   // ------------------------------------------------------------ sequencer
   sequencer #(

@@ -45,12 +45,14 @@ module loader #(
   input  logic [31:0]                 load_watchdog_i,  // cycles without progress; 0: off
   input  logic                        abort_i,
   output logic                        busy_o,
-  output logic [BankWidth-1:0]        bank_o,           // the bank being loaded (when busy)
+  output logic [BankWidth-1:0]        bank_o,           // the bank being loaded
   output logic                        start_o,          // a LOAD of bank_o begins (bank invalid)
   output logic                        done_o,
   output logic [4:0]                  status_o,
   output logic [3:0]                  status_unit_o,
-  // The sequencer's command (a LOAD into its bank is refused).
+  // The sequencer's command: first come, first served. A LOAD accepted while
+  // a command on its bank runs is refused if that command still runs at the
+  // LOAD's check (the engine never accepts both in one cycle).
   input  logic                        run_busy_i,
   input  logic [BankWidth-1:0]        run_bank_i,
   // Which banks hold weights, for which cell and hidden size.
@@ -94,6 +96,7 @@ module loader #(
   logic [4:0]              status_q, status_d;
   logic [3:0]              unit_q, unit_d;
   logic                    skip_q, skip_d;
+  logic                    after_run_q, after_run_d;  // a command on this bank came first
   logic [17:0]             gh_q, gh_d, rem_q, rem_d, quo_q, quo_d;
   logic [17:0]             rows_q, rows_d;        // R = ceil(G*H / NumPe): rows of PE 0
   logic [CW-1:0]           rh_q, rh_d;            // R*H: words per PE
@@ -150,6 +153,7 @@ module loader #(
     status_d   = status_q;
     unit_d     = unit_q;
     skip_d     = skip_q;
+    after_run_d = after_run_q;
     gh_d       = gh_q;
     rem_d      = rem_q;
     quo_d      = quo_q;
@@ -195,6 +199,7 @@ module loader #(
           wd_lim_d  = load_watchdog_i;
           unit_d    = engine_pkg::UNIT_NONE;
           skip_d    = 1'b0;
+          after_run_d = run_busy_i && (run_bank_i == BankWidth'(load_bank_i));
           c_cyc_d   = 64'd1;
           c_w_d     = '0;
           state_d   = L_SETUP;
@@ -247,7 +252,7 @@ module loader #(
         if (rh_q > CW'(WeightDepth)) begin
           status_d = engine_pkg::ERR_HIDDEN_TOO_LARGE;
           state_d  = L_DONE;
-        end else if (run_busy_i && run_bank_i == bank_q) begin
+        end else if (after_run_q && run_busy_i && run_bank_i == bank_q) begin
           status_d = engine_pkg::ERR_BANK_BUSY;
           state_d  = L_DONE;
         end else begin
@@ -395,6 +400,7 @@ module loader #(
   always_ff @(posedge clk_i) begin
     bank_q     <= bank_d;
     bank_in_q  <= bank_in_d;
+    after_run_q <= after_run_d;
     cell_q     <= cell_d;
     hid_q      <= hid_d;
     wd_lim_q   <= wd_lim_d;

@@ -70,7 +70,7 @@ module sequencer #(
   // Datapath reset after an abort, a timeout or a framing error.
   output logic                    flush_o,
   // Running configuration for the datapath.
-  output logic                    run_busy_o,       // a command holds run_bank_o
+  output logic                    run_busy_o,       // a command claims run_bank_o (from acceptance on)
   output logic [BankWidth-1:0]    run_bank_o,
   output logic                    run_bw_o,
   output logic                    run_gru_o,
@@ -95,7 +95,7 @@ module sequencer #(
   input  logic [NumBanks-1:0]     bank_valid_i,
   input  logic [NumBanks*2-1:0]   bank_cell_i,
   input  logic [NumBanks*16-1:0]  bank_hidden_i,
-  input  logic                    load_busy_i,
+  input  logic                    load_busy_i,      // a LOAD of load_bank_i is running
   input  logic [BankWidth-1:0]    load_bank_i,
   input  logic                    load_start_i,     // a LOAD of load_bank_i begins
   // Input stream consumed here.
@@ -177,6 +177,7 @@ module sequencer #(
   logic [1:0]              cell_q, cell_d;
   logic [15:0]             hid_q, hid_d, bat_q, bat_d, stp_q, stp_d;
   logic [7:0]              bank_q, bank_d;
+  logic                    after_load_q, after_load_d;  // a LOAD of this bank came first
   logic [WAddrWidth-1:0]   bank_base_q, bank_base_d;  // bank * WeightDepth
   logic [MemAddrWidth-1:0] base_q, base_d, size_q, size_d;
   logic [4:0]              status_q, status_d;
@@ -364,6 +365,7 @@ module sequencer #(
     s_ared_d   = s_ared_q;
     wait_cfg_d = wait_cfg_q;
     bank_d     = bank_q;
+    after_load_d = after_load_q;
     bank_base_d = bank_base_q;
     f_ok_d     = f_ok_q;
     f_bank_d   = f_bank_q;
@@ -443,6 +445,7 @@ module sequencer #(
           bat_d    = cfg_batch_i;
           stp_d    = cfg_steps_i;
           bank_d   = cfg_bank_i;
+          after_load_d = load_busy_i && (load_bank_i == BankWidth'(cfg_bank_i));
           base_d   = cfg_store_base_i;
           size_d   = cfg_store_size_i;
           wd_lim_d = cfg_watchdog_i;
@@ -545,7 +548,7 @@ module sequencer #(
         end else if (bytes_q > (CW + 6)'(size_q)) begin
           status_d = engine_pkg::ERR_STORE_TOO_SMALL;
           state_d  = S_DONE;
-        end else if (load_busy_i && load_bank_i == BankWidth'(bank_q)) begin
+        end else if (after_load_q && load_busy_i) begin  // first come, first served
           status_d = engine_pkg::ERR_BANK_BUSY;
           state_d  = S_DONE;
         end else if (!(bank_valid_i[BankWidth'(bank_q)] &&
@@ -919,6 +922,7 @@ module sequencer #(
     s_ared_q   <= s_ared_d;
     wait_cfg_q <= wait_cfg_d;
     bank_q     <= bank_d;
+    after_load_q <= after_load_d;
     bank_base_q <= bank_base_d;
     f_bank_q   <= f_bank_d;
     f_cell_q   <= f_cell_d;
@@ -963,7 +967,7 @@ module sequencer #(
 
   // ------------------------------------------------------------- outputs
   assign busy_o     = (state_q != S_IDLE);
-  assign run_busy_o = (state_q != S_IDLE);
+  assign run_busy_o = (state_q != S_IDLE) && (state_q != S_DONE);
   assign run_bank_o = BankWidth'(bank_q);
   assign status_o      = status_q;
   assign status_unit_o = unit_q;

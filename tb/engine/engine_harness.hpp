@@ -261,18 +261,25 @@ class EngineHarness {
   }
 
   // A LOAD on the load port and a FORWARD or BACKWARD on the command port at
-  // the same time; waits for both.
+  // the same time (the LOAD issued first unless run_first); waits for both.
+  // abort_after >= 0 pulses abort_i that many cycles after the second issue.
   std::pair<CommandResult, CommandResult> run_with_load(const EngineCommand& load, const EngineCommand& c,
-                                                        uint64_t max_cycles) {
-    prepare({&load, &c}, false);
-    issue(load);
-    const uint64_t load_start = tb_.cycle();
-    issue(c);
-    const uint64_t start = tb_.cycle();
+                                                        uint64_t max_cycles, bool run_first = false,
+                                                        int64_t abort_after = -1) {
+    prepare({&load, &c}, abort_after >= 0);
+    issue(run_first ? c : load);
+    const uint64_t first_start = tb_.cycle();
+    issue(run_first ? load : c);
+    const uint64_t second_start = tb_.cycle();
+    const uint64_t load_start = run_first ? second_start : first_start;
+    const uint64_t start = run_first ? first_start : second_start;
     bool load_done = false, done = false;
     CommandResult rl, r;
+    overlap_ = 0;
     while (!load_done || !done) {
-      if (tb_.cycle() - load_start > max_cycles) timeout(load_done ? c : load, max_cycles);
+      if (tb_.cycle() - first_start > max_cycles) timeout(load_done ? c : load, max_cycles);
+      dut().abort_i = abort_after >= 0 && tb_.cycle() - second_start == static_cast<uint64_t>(abort_after);
+      overlap_ += dut().load_busy_o && dut().busy_o;
       tb_.tick();
       if (!load_done && done_.take(true)) {
         load_done = true;
@@ -283,9 +290,13 @@ class EngineHarness {
         r = finish(c, start, false);
       }
     }
+    dut().abort_i = 0;
     settle({&rl, &r}, {&load, &c});
     return {rl, r};
   }
+  // Cycles in which the last run_with_load had both the loader and the
+  // sequencer busy.
+  uint64_t overlap() const { return overlap_; }
 
   // Gate-store requests in flight when run() last reset the engine.
   size_t in_flight_at_reset() const { return in_flight_at_reset_; }
@@ -510,6 +521,7 @@ class EngineHarness {
   DonePulses done_;
   size_t in_flight_at_reset_ = 0;
   uint64_t words_at_issue_ = 0;
+  uint64_t overlap_ = 0;
 };
 
 }  // namespace farnn::tb

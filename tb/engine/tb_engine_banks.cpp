@@ -1,0 +1,202 @@
+// Engine weight-bank testbench: LOADs run on the load port beside FORWARD and
+// BACKWARD on the command port, each on its own bank.
+//   overlap   FORWARD of layer A on bank 0 while layer B loads into bank 1,
+//             BACKWARD of A on bank 0 while layer C loads into bank 1, then
+//             FORWARD/BACKWARD of C on bank 1 and A again on bank 0: every
+//             output bit-exact, the LOAD and the command measured to overlap;
+//   refusals  a LOAD into the bank the running command uses, a command on the
+//             bank being loaded (ERR_BANK_BUSY), a bank beyond NumBanks on
+//             either port (ERR_BAD_BANK), a BACKWARD after its bank was
+//             reloaded (ERR_NO_FORWARD), a FORWARD on an empty bank;
+//   abort     abort_i while both run: both end ERR_ABORTED, bank 0 keeps its
+//             weights, the aborted bank is empty until loaded again.
+// With one bank (P1) only the bank-number refusals apply.
+// Options: --seed N, --trace [file].
+#include <cstdio>
+#include <string>
+
+#include "layer_run.hpp"
+
+namespace farnn::tb {
+namespace {
+
+constexpr uint32_t kWatchdog = 20000;
+
+struct Layer {
+  LayerCase lc;
+  engine::ForwardResult fw;
+  engine::BackwardResult bw;
+  std::vector<uint32_t> expected_delta;
+};
+
+Layer make_layer(engine::Cell cell, int hidden, const EngineParams& p, uint64_t seed) {
+  const engine::Config cfg{cell, hidden, std::min(2, p.max_batch), 4, p.num_pe};
+  Rng rng(seed);
+  Layer l;
+  l.lc = make_layer_case(rng, cfg, 5);
+  l.fw = engine::forward(cfg, l.lc.weights, l.lc.xp, l.lc.state_in_fw);
+  l.bw = engine::backward(cfg, l.lc.weights, l.fw.records, l.lc.dh_bits, l.lc.carry_in);
+  l.expected_delta = reverse_steps(l.bw.delta, cfg, engine::kDeltaWords);
+  return l;
+}
+
+EngineCommand command(const Layer& l, Op op, int bank, const EngineParams& p) {
+  const engine::Config& cfg = l.lc.cfg;
+  EngineCommand c;
+  c.op = op;
+  c.bank = bank;
+  c.cell = static_cast<int>(cfg.cell);
+  c.hidden = cfg.hidden;
+  c.batch = cfg.batch;
+  c.steps = cfg.steps;
+  c.store_base = kStoreBase;
+  c.store_size = static_cast<uint64_t>(cfg.steps) * cfg.batch * cfg.hidden * 32;
+  c.watchdog = kWatchdog;
+  if (op == Op::kLoad) c.weights = engine::load_image(cfg, l.lc.weights, p.layout());
+  if (op == Op::kForward) {
+    c.state_in = l.lc.state_in_fw;
+    c.xp = l.lc.xp;
+  }
+  if (op == Op::kBackward) {
+    c.state_in = l.lc.carry_in;
+    c.dh = l.lc.dh_stream;
+  }
+  return c;
+}
+
+class BankTest {
+ public:
+  explicit BankTest(EngineHarness& hx) : hx_(hx), p_(hx.params()) {}
+
+  void expect(const CommandResult& r, Status s, const std::string& what) {
+    if (r.status != s) {
+      hx_.tb().fail(what + ": " + r.describe() + ", expected " + engine::status_name(static_cast<int>(s)));
+    }
+  }
+  void expect_forward(const Layer& l, const CommandResult& r, const std::string& what) {
+    expect(r, Status::kOk, what);
+    if (first_mismatch(l.fw.h, r.h) >= 0 || first_mismatch(l.fw.state_out, r.state_out) >= 0) {
+      hx_.tb().fail(what + ": FORWARD outputs not bit-exact with the model");
+    }
+  }
+  void expect_backward(const Layer& l, const CommandResult& r, const std::string& what) {
+    expect(r, Status::kOk, what);
+    if (first_mismatch(l.expected_delta, r.delta) >= 0 || first_mismatch(l.bw.state_out, r.state_out) >= 0) {
+      hx_.tb().fail(what + ": BACKWARD outputs not bit-exact with the model");
+    }
+  }
+  CommandResult run(const Layer& l, Op op, int bank) { return hx_.run(command(l, op, bank, p_), kBudget); }
+  std::pair<CommandResult, CommandResult> both(const Layer& load, int load_bank, const Layer& l, Op op, int bank,
+                                               bool run_first = false, int64_t abort_after = -1) {
+    EngineCommand lc = command(load, Op::kLoad, load_bank, p_);
+    EngineCommand c = command(l, op, bank, p_);
+    lc.may_end_early = c.may_end_early = abort_after >= 0;
+    return hx_.run_with_load(lc, c, kBudget, run_first, abort_after);
+  }
+
+  void overlap(uint64_t seed) {
+    Rng rng(seed);
+    const int h_max = std::min(p_.max_hidden, 2 * p_.num_pe + 1);
+    const Layer a = make_layer(engine::Cell::kLstm, h_max, p_, rng.u64());
+    const Layer b = make_layer(engine::Cell::kGru, std::max(1, h_max - 3), p_, rng.u64());
+    const Layer c = make_layer(engine::Cell::kLstm, std::max(1, h_max - 1), p_, rng.u64());
+    expect(run(a, Op::kLoad, 0), Status::kOk, "LOAD A into bank 0");
+    auto [lb, fa] = both(b, 1, a, Op::kForward, 0);
+    expect(lb, Status::kOk, "LOAD B into bank 1 beside FORWARD A");
+    expect_forward(a, fa, "FORWARD A on bank 0 beside LOAD B");
+    const uint64_t overlap_fw = hx_.overlap();
+    auto [lc, ba] = both(c, 1, a, Op::kBackward, 0);
+    expect(lc, Status::kOk, "LOAD C into bank 1 beside BACKWARD A");
+    expect_backward(a, ba, "BACKWARD A on bank 0 beside LOAD C");
+    const uint64_t overlap_bw = hx_.overlap();
+    if (overlap_fw == 0 || overlap_bw == 0) hx_.tb().fail("the LOAD did not overlap the command");
+    expect_forward(c, run(c, Op::kForward, 1), "FORWARD C on bank 1");
+    expect_backward(c, run(c, Op::kBackward, 1), "BACKWARD C on bank 1");
+    expect_forward(a, run(a, Op::kForward, 0), "FORWARD A on bank 0 after bank 1 was loaded twice");
+    expect_backward(a, run(a, Op::kBackward, 0), "BACKWARD A on bank 0");
+    std::printf("  overlap: LOAD B (%llu cycles) beside FORWARD A (%llu), LOAD C (%llu) beside BACKWARD A "
+                "(%llu); %llu and %llu cycles both busy; every output bit-exact\n",
+                static_cast<unsigned long long>(lb.counters.cycles), static_cast<unsigned long long>(fa.counters.cycles),
+                static_cast<unsigned long long>(lc.counters.cycles), static_cast<unsigned long long>(ba.counters.cycles),
+                static_cast<unsigned long long>(overlap_fw), static_cast<unsigned long long>(overlap_bw));
+  }
+
+  void refusals(uint64_t seed) {
+    Rng rng(seed);
+    const Layer a = make_layer(engine::Cell::kGru, std::min(p_.max_hidden, p_.num_pe + 1), p_, rng.u64());
+    // Bank numbers beyond NumBanks, on both ports.
+    expect(run(a, Op::kLoad, p_.num_banks), Status::kBadBank, "LOAD into bank NumBanks");
+    expect(run(a, Op::kLoad, 255), Status::kBadBank, "LOAD into bank 255");
+    expect(run(a, Op::kForward, p_.num_banks), Status::kBadBank, "FORWARD on bank NumBanks");
+    std::printf("  refused: bank NumBanks / 255 on the load and command ports (ERR_BAD_BANK)\n");
+    if (p_.num_banks < 2) return;
+    expect(run(a, Op::kLoad, 0), Status::kOk, "LOAD A into bank 0");
+    expect(run(a, Op::kForward, 1), Status::kNoWeights, "FORWARD on the empty bank 1");
+    // A LOAD into the bank the running FORWARD uses, and a FORWARD on the bank being loaded.
+    auto [l1, f1] = both(a, 0, a, Op::kForward, 0, /*run_first=*/true);
+    expect(l1, Status::kBankBusy, "LOAD into the bank of the running FORWARD");
+    expect_forward(a, f1, "the FORWARD beside the refused LOAD");
+    auto [l2, f2] = both(a, 1, a, Op::kForward, 1);
+    expect(l2, Status::kOk, "LOAD A into bank 1");
+    expect(f2, Status::kBankBusy, "FORWARD on the bank being loaded");
+    // A reload of the forward's bank voids it for BACKWARD.
+    expect_forward(a, run(a, Op::kForward, 1), "FORWARD A on bank 1");
+    expect(run(a, Op::kLoad, 1), Status::kOk, "LOAD A into bank 1 again");
+    expect(run(a, Op::kBackward, 1), Status::kNoForward, "BACKWARD after its bank was reloaded");
+    // A load of another bank does not.
+    expect_forward(a, run(a, Op::kForward, 1), "FORWARD A on bank 1");
+    expect(run(a, Op::kLoad, 0), Status::kOk, "LOAD A into bank 0 again");
+    expect_backward(a, run(a, Op::kBackward, 1), "BACKWARD on bank 1 after bank 0 was reloaded");
+    std::printf("  refused: LOAD into the running command's bank, command on the bank being loaded "
+                "(ERR_BANK_BUSY), BACKWARD after a reload of its bank (ERR_NO_FORWARD)\n");
+  }
+
+  void abort(uint64_t seed) {
+    if (p_.num_banks < 2) return;
+    Rng rng(seed);
+    const Layer a = make_layer(engine::Cell::kLstm, std::min(p_.max_hidden, p_.num_pe + 2), p_, rng.u64());
+    expect(run(a, Op::kLoad, 0), Status::kOk, "LOAD A into bank 0");
+    const CommandResult clean = run(a, Op::kLoad, 1);  // how long a LOAD takes here
+    expect(clean, Status::kOk, "LOAD A into bank 1");
+    for (int i = 0; i < 8; ++i) {
+      // abort_i while both run: at most a few cycles before the LOAD would end.
+      auto [l, f] = both(a, 1, a, Op::kForward, 0, false, rng.range(0, static_cast<long long>(clean.latency) / 2));
+      expect(l, Status::kAborted, "LOAD aborted beside a FORWARD");
+      expect(f, Status::kAborted, "FORWARD aborted beside a LOAD");
+      expect(run(a, Op::kForward, 1), Status::kNoWeights, "FORWARD on the bank whose LOAD was aborted");
+      expect_forward(a, run(a, Op::kForward, 0), "FORWARD on bank 0 after the abort");
+      expect(run(a, Op::kLoad, 1), Status::kOk, "LOAD into bank 1 after the abort");
+      expect_forward(a, run(a, Op::kForward, 1), "FORWARD on bank 1 after the abort");
+    }
+    std::printf("  abort: 8 aborts of a LOAD beside a FORWARD; both end ERR_ABORTED, the other bank intact\n");
+  }
+
+ private:
+  static constexpr uint64_t kBudget = 2000000;
+  EngineHarness& hx_;
+  const EngineParams& p_;
+};
+
+}  // namespace
+}  // namespace farnn::tb
+
+int main(int argc, char** argv) {
+  using namespace farnn::tb;
+  return run_main(argc, argv, "tb_engine_banks", [](const Options& opt) {
+    opt.allow({});
+    EngineHarness hx(opt, "tb_engine_banks");
+    std::printf("engine %s\n", hx.params().describe().c_str());
+    Stress s;
+    s.in_idle = 0.1;
+    s.out_stall = 0.1;
+    s.mem_min_latency = 2;
+    s.mem_max_latency = 30;
+    hx.set_stress(s);
+    Rng rng(opt.seed());
+    BankTest t(hx);
+    const uint64_t s1 = rng.u64(), s2 = rng.u64(), s3 = rng.u64();
+    if (hx.params().num_banks >= 2) t.overlap(s1);
+    t.refusals(s2);
+    t.abort(s3);
+  });
+}
