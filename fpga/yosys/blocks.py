@@ -10,19 +10,23 @@ P4 = NumPe 4, WeightDepth 1024, MaxHidden 32, MaxBatch 4, Mul 2 / Add 3;
 P16 = NumPe 16, WeightDepth 4096, MaxHidden 130, MaxBatch 4, Mul 3 / Add 4.
 """
 
-P4 = {"NumPe": 4, "WeightDepth": 1024, "MaxHidden": 32, "MaxBatch": 4, "MulLatency": 2,
-      "AddLatency": 3}
-P16 = {"NumPe": 16, "WeightDepth": 4096, "MaxHidden": 130, "MaxBatch": 4, "MulLatency": 3,
-       "AddLatency": 4}
+P4 = {"NumPe": 4, "WeightDepth": 1024, "NumBanks": 2, "WeightLanes": 16, "MaxHidden": 32,
+      "MaxBatch": 4, "MulLatency": 2, "AddLatency": 3}
+P16 = {"NumPe": 16, "WeightDepth": 4096, "NumBanks": 2, "WeightLanes": 4, "MaxHidden": 130,
+       "MaxBatch": 4, "MulLatency": 3, "AddLatency": 4}
 
 
 def _pe(cfg, index):
-    return {k: cfg[k] for k in ("NumPe", "WeightDepth", "MaxHidden", "MulLatency", "AddLatency")} | \
-        {"PeIndex": index}
+    """A PE of the engine: its weight RAM holds every bank."""
+    return {k: cfg[k] for k in ("NumPe", "MaxHidden", "MulLatency", "AddLatency")} | \
+        {"WeightDepth": cfg["NumBanks"] * cfg["WeightDepth"], "PeIndex": index}
 
 
-def _chain(cfg):
-    return {k: cfg[k] for k in ("NumPe", "WeightDepth", "MaxHidden", "MulLatency", "AddLatency")}
+def _chain(cfg, lanes=None):
+    """The engine's chain: banked weight RAMs, the weight bus at `lanes` words a cycle."""
+    return {k: cfg[k] for k in ("NumPe", "MaxHidden", "MulLatency", "AddLatency")} | \
+        {"WeightDepth": cfg["NumBanks"] * cfg["WeightDepth"],
+         "Lanes": lanes or min(cfg["WeightLanes"], cfg["NumPe"])}
 
 
 # Memory expectations: (regex on the memory's hierarchical name, allowed kinds)
@@ -53,6 +57,9 @@ PE_EQ = {
         "tok_data_i": "rnd_fp()",
         "res_valid_i": "rnd_pct(30)",
         "res_data_i": "rnd_fp()",
+        "wld_valid_i": "rnd_pct(20)",
+        "wld_addr_i": "$urandom_range(2047)",
+        "wld_data_i": "rnd_fp()",
     },
     "drive": r"""
       if (cyc % 1000 == 0) pe_h = rnd_range(1, 32);
@@ -74,6 +81,11 @@ CHAIN_EQ = {
         "tok_pe_i": "$urandom_range(3)",
         "tok_addr_i": "$urandom_range(255)",
         "tok_data_i": "rnd_fp()",
+        "wrst_i": "$urandom_range(499) == 0",
+        "wbus_valid_i": "rnd_pct(20)",
+        "wbus_group_i": "$urandom_range(3)",
+        "wbus_addr_i": "$urandom_range(2047)",
+        "wbus_data_i": "{rnd_fp(), rnd_fp(), rnd_fp(), rnd_fp()}",
     },
     "drive": r"""
       if (cyc % 2000 == 0) ch_h = rnd_range(1, 32);
@@ -129,7 +141,10 @@ BLOCKS = {
                "eq": PE_EQ, "doc": "one PE (index 1 of 16), engine P16 parameters"},
     "pe_chain": {"top": "pe_chain", "params": _chain(P4), "quick": False, "mems": PE_MEMS,
                  "dsp": 2 * P4["NumPe"], "eq": CHAIN_EQ, "num_pe": P4["NumPe"],
-                 "doc": "chain of 4 PEs, engine P4 parameters"},
+                 "doc": "chain of 4 PEs, engine P4 parameters (weight bus 4 words, one group)"},
+    "pe_chain_lanes1": {"top": "pe_chain", "params": _chain(P4, lanes=1), "quick": False, "mems": PE_MEMS,
+                        "dsp": 2 * P4["NumPe"], "eq": CHAIN_EQ, "num_pe": P4["NumPe"],
+                        "doc": "chain of 4 PEs, weight bus 1 word: 4 groups, 3 relay registers"},
 }
 
 # ------------------------------------------------------------------ engine
@@ -177,7 +192,13 @@ ENGINE_EQ = {
           cmd_pending = 1;
         end
       end
-      in_cmd_valid_i = cmd_pending;
+      // LOADs (op 0) go to the load port, bank 0; the rest to the command port.
+      in_cmd_valid_i = cmd_pending && (p_op != 0 || plan_bad);
+      in_load_valid_i = cmd_pending && p_op == 0 && !plan_bad;
+      in_load_cell_i = p_cell;
+      in_load_hidden_i = p_h;
+      in_load_bank_i = 8'(plan_bad ? $urandom_range(2) : 0);
+      in_cfg_bank_i = 8'(plan_bad ? $urandom_range(2) : 0);
       in_cmd_op_i = p_op;
       in_cfg_cell_i = p_cell;
       in_cfg_hidden_i = p_h;
@@ -194,9 +215,12 @@ ENGINE_EQ = {
         "cmd_valid_i": "0", "cmd_op_i": "0", "cfg_cell_i": "0", "cfg_hidden_i": "0",
         "cfg_batch_i": "0", "cfg_steps_i": "0", "cfg_store_base_i": "0", "cfg_store_size_i": "0",
         "cfg_watchdog_i": "32'd3000", "abort_i": "$urandom_range(1999) == 0",
-        "weight_last_i": "rnd_pct(2)", "state_in_last_i": "rnd_pct(5)", "xp_last_i": "rnd_pct(2)",
+        "load_valid_i": "0", "load_cell_i": "0", "load_hidden_i": "0", "load_bank_i": "0",
+        "cfg_bank_i": "0", "load_watchdog_i": "32'd3000",
+        "weight_last_i": "rnd_pct(30)", "state_in_last_i": "rnd_pct(5)", "xp_last_i": "rnd_pct(2)",
         "dh_last_i": "rnd_pct(3)",
-        "weight_valid_i": "rnd_pct(85)", "weight_data_i": "rnd_small()",
+        "weight_valid_i": "rnd_pct(85)",
+        "weight_data_i": "{rnd_small(), rnd_small(), rnd_small(), rnd_small()}",
         "state_in_valid_i": "rnd_pct(85)", "state_in_data_i": "rnd_small()",
         "xp_valid_i": "rnd_pct(85)", "xp_data_i": "rnd_small()",
         "dh_valid_i": "rnd_pct(85)", "dh_data_i": "rnd_small()",
@@ -210,12 +234,13 @@ ENGINE_EQ = {
                 (rtl_h_valid_o && in_h_ready_i) || (rtl_delta_valid_o && in_delta_ready_i) ||
                 (rtl_state_out_valid_o && in_state_out_ready_i) || (rtl_mem_req_valid_o && in_mem_req_ready_i);
       if (!in_rst_i) begin
-        if (in_cmd_valid_i && rtl_cmd_ready_o) begin
+        if ((in_cmd_valid_i && rtl_cmd_ready_o) || (in_load_valid_i && rtl_load_ready_o)) begin
           cmd_pending = 0;
           waiting = 1;
         end
-        if (rtl_done_o) begin
-          if (rtl_status_o == 0) cmds_ok++; else cmds_err++;
+        if (rtl_done_o || rtl_load_done_o) begin
+          if ((rtl_done_o && rtl_status_o == 0) || (rtl_load_done_o && rtl_load_status_o == 0)) cmds_ok++;
+          else cmds_err++;
           waiting = 0;
           plan_step++;
           gap = rnd_range(0, 20);

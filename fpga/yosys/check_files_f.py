@@ -7,7 +7,7 @@ flows read. This check fails when
     see: synthesis would fail late, or silently use a stale definition);
   - it names a file that does not exist, or names one twice;
   - a package (*_pkg.sv) comes after a file that is not a package
-    (STYLE.md: packages first).
+    (packages first: rtl/files.f's header).
 A file that is deliberately kept out of the list (simulation-only helpers)
 carries the marker `farnn: not-synthesizable` in its first 20 lines.
 

@@ -43,6 +43,19 @@ json phase_json(const CommandResult& r, uint64_t schedule_cycles, uint64_t macs,
               {"projected_gflops", seconds > 0 ? 2.0 * static_cast<double>(macs) / seconds / 1e9 : 0.0}};
 }
 
+// A LOAD: cycles, words written (measured at the RAM ports) and the rate
+// against the lanes the engine writes per cycle.
+json load_json(const CommandResult& r, uint64_t schedule_cycles, int lanes) {
+  const double per_cycle = r.counters.cycles ? static_cast<double>(r.counters.weight_words) / r.counters.cycles : 0;
+  return json{{"cycles", r.counters.cycles},
+              {"schedule_cycles", schedule_cycles},
+              {"weight_words", r.counters.weight_words},
+              {"weight_bytes", r.counters.weight_words * 4},
+              {"lanes", lanes},
+              {"words_per_cycle", per_cycle},
+              {"fraction_of_lanes", per_cycle / lanes}};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -96,12 +109,15 @@ int main(int argc, char** argv) {
                                         {"batch", batch},
                                         {"steps", steps},
                                         {"bit_exact", exact},
-                                        {"load", {{"cycles", r.load.counters.cycles},
-                                                  {"weight_bytes", r.load.counters.weight_words * 4}}},
+                                        {"load", load_json(r.load, engine::load_cycles(cfg, timing),
+                                                           p.layout().lanes())},
                                         {"forward", fw},
                                         {"backward", bw}});
-          std::printf("  %-4s H=%4d B=%d T=%d  FW %9llu cycles %5.1f%%   BW %9llu cycles %5.1f%%\n",
+          std::printf("  %-4s H=%4d B=%d T=%d  LOAD %6llu cycles %5.2f words/cycle  FW %9llu cycles %5.1f%%   "
+                      "BW %9llu cycles %5.1f%%\n",
                       engine::cell_name(cell), h, batch, steps,
+                      static_cast<unsigned long long>(r.load.counters.cycles),
+                      out["configs"].back()["load"]["words_per_cycle"].get<double>(),
                       static_cast<unsigned long long>(r.fw.counters.cycles),
                       100.0 * fw["mac_utilization"].get<double>(),
                       static_cast<unsigned long long>(r.bw.counters.cycles),

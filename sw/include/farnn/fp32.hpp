@@ -1,4 +1,4 @@
-// Bit-accurate binary32 arithmetic of the FARNN datapath (DESIGN.md §2,
+// Bit-accurate binary32 arithmetic of the FARNN datapath (docs/decisions.md "Numerics",
 // docs/decisions.md "Subnormals, rounding, NaN: the exact definition").
 //
 //   op(a, b) = out(ieee_rne(in(a) op in(b)))
