@@ -5,7 +5,9 @@
 //             of one bank from the weight stream, WeightLanes words a beat,
 //             min(WeightLanes, NumPe) words written per cycle
 //             (engine::load_image gives the order);
-//   FORWARD   (command port, names its bank) T steps of B interleaved sequences: h0/c0 from the state stream,
+//   FORWARD   (command port, names its bank) T steps of B interleaved
+//             sequences, each of its own length (a finished sequence does no
+//             work and leaves the streams: PyTorch PackedSequence order): h0/c0 from the state stream,
 //             xp_t (W_ih x_t + b_ih, unit-major) in, h_t out, final (h, c) on
 //             the state stream; activations saved to the gate store;
 //   BACKWARD  the same sequences in reverse: the initial carry (dc_T for LSTM)
@@ -54,6 +56,7 @@ module engine #(
   input  logic [15:0]             cfg_batch_i,
   input  logic [15:0]             cfg_steps_i,
   input  logic [7:0]              cfg_bank_i,
+  input  logic [MaxBatch*16-1:0]  cfg_lengths_i,   // per batch slot, 1..T (packed batches)
   input  logic [MemAddrWidth-1:0] cfg_store_base_i,
   input  logic [MemAddrWidth-1:0] cfg_store_size_i,
   input  logic [31:0]             cfg_watchdog_i,
@@ -263,6 +266,7 @@ module engine #(
     .cfg_batch_i,
     .cfg_steps_i,
     .cfg_bank_i,
+    .cfg_lengths_i,
     .cfg_store_base_i,
     .cfg_store_size_i,
     .cfg_watchdog_i,

@@ -39,6 +39,7 @@ package engine_pkg;
   localparam logic [4:0] ERR_ABORTED          = 5'd16;  // abort_i
   localparam logic [4:0] ERR_BAD_BANK         = 5'd17;  // bank >= NumBanks
   localparam logic [4:0] ERR_BANK_BUSY        = 5'd18;  // the bank is being loaded / computed on
+  localparam logic [4:0] ERR_BAD_LENGTH       = 5'd19;  // a sequence length outside 1..T
 
   // The stream or port a framing or timeout error names (status_unit_o).
   localparam logic [3:0] UNIT_NONE       = 4'd0;

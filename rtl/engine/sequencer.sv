@@ -2,13 +2,18 @@
 // LOADs go to the loader, which runs beside it) with its configuration and
 // weight bank, refuses illegal configurations with an error status (it never
 // hangs on one), and then drives the PE chain:
-//   FORWARD   loads h0/c0, then for t, for b: H ELEM tokens (h_{t-1}[j], read
-//             from the h buffer once the activation unit has produced it);
-//   BACKWARD  loads the initial carry, then per step for b: the waves of
-//             delta rows (P ROW tokens each, one per PE) and a REDUCE token;
-//             the first step of each sequence reduces zeros, and a final
-//             reduction per sequence yields dh0. Gate-store records are
-//             prefetched in backward order.
+//   FORWARD   loads h0/c0, then for t, for each sequence b still running
+//             (t < length b): H ELEM tokens (h_{t-1}[j], read from the h
+//             buffer once the activation unit has produced it);
+//   BACKWARD  loads the initial carry, then for t from the longest length
+//             down, for each b with t < length b: the waves of delta rows
+//             (P ROW tokens each, one per PE) and a REDUCE token; a
+//             sequence's first backward step (t = length - 1) reduces zeros,
+//             and a final reduction per sequence yields dh0. Gate-store
+//             records are prefetched in backward order.
+// Sequences have their own lengths (1..T): a finished sequence does no work
+// and is absent from the streams (PyTorch PackedSequence order); each
+// sequence's dependency is on its own previous step (a per-slot table).
 // It reserves room in every output FIFO and checks every input FIFO holds a
 // whole step before starting it, so the rigid chain and activation unit never
 // stall. Token spacing follows the PE timing (docs/architecture.md).
@@ -59,6 +64,7 @@ module sequencer #(
   input  logic [15:0]             cfg_batch_i,
   input  logic [15:0]             cfg_steps_i,
   input  logic [7:0]              cfg_bank_i,
+  input  logic [MaxBatch*16-1:0]  cfg_lengths_i,    // per slot, 1..T
   input  logic [MemAddrWidth-1:0] cfg_store_base_i,
   input  logic [MemAddrWidth-1:0] cfg_store_size_i,
   input  logic [31:0]             cfg_watchdog_i,   // cycles without progress; 0: off
@@ -166,8 +172,8 @@ module sequencer #(
   localparam int unsigned FlushCycles = engine_pkg::flush_cycles(Lm, La);
 
   typedef enum logic [3:0] {
-    S_IDLE, S_SETUP, S_DIVIDE, S_DERIVE, S_PRODUCT, S_CHECK, S_CFGWAIT, S_STATE, S_RUN,
-    S_DRAIN, S_ABORT, S_SKIP, S_DONE
+    S_IDLE, S_SETUP, S_LENGTHS, S_DIVIDE, S_DERIVE, S_PRODUCT, S_CHECK, S_CFGWAIT, S_STATE,
+    S_RUN, S_DRAIN, S_ABORT, S_SKIP, S_DONE
   } state_e;
 
   state_e state_q, state_d;
@@ -195,7 +201,11 @@ module sequencer #(
   logic [17:0]   rows_q, rows_d;      // R = ceil(G*H / P), rows of PE 0 = waves
   logic [CW-1:0] bh_q, bh_d;          // B*H
   logic [CW-1:0] tbh_q, tbh_d;        // T*B*H
-  logic [CW-1:0] tb_q, tb_d;          // T*B
+  logic [CW-1:0] tb_q, tb_d;          // S: packed steps, the sum of the lengths
+  logic [MaxBatch*16-1:0] len_q, len_d;  // per slot
+  logic [15:0]   maxlen_q, maxlen_d;  // the longest length
+  logic [15:0]   maxslot_q, maxslot_d;  // the first slot with it
+  logic          len_bad_q, len_bad_d;  // a length outside 1..T
   logic [CW-1:0] rh_q, rh_d;          // R*H (weight words per PE)
   logic [CW+5:0] bytes_q, bytes_d;    // T*B*H*32: the gate store the command needs
   logic [15:0]   s_fw_q, s_fw_d;      // ELEM spacing
@@ -209,6 +219,7 @@ module sequencer #(
   // The last finished FORWARD (a BACKWARD must match it).
   logic          f_ok_q, f_ok_d;
   logic [7:0]    f_bank_q, f_bank_d;
+  logic [MaxBatch*16-1:0] f_len_q, f_len_d;
   logic [1:0]    f_cell_q, f_cell_d;
   logic [15:0]   f_hid_q, f_hid_d, f_bat_q, f_bat_d, f_stp_q, f_stp_d;
   logic [MemAddrWidth-1:0] f_base_q, f_base_d;
@@ -229,8 +240,10 @@ module sequencer #(
   // ------------------------------------------------------------ run state
   logic [CW-1:0] n_q, n_d;            // chain step
   logic [15:0]   b_q, b_d;            // its sequence
+  logic [15:0]   t_q, t_d;            // its time step
+  logic          fin_q, fin_d;        // BW: the final reductions (dh0)
+  logic [CW-1:0] nh_q, nh_d;          // n * H: first unit of step n
   logic [15:0]   j_q, j_d;            // FW element / load column
-  logic [CW-1:0] dep_q, dep_d;        // (n - B) * H: first unit of the step feeding n
   logic [17:0]   w_q, w_d;            // BW wave / load row
   logic [15:0]   i_q, i_d;            // BW token within a wave / load PE
   logic [15:0]   u_q, u_d;            // BW unit of row k / load bias unit
@@ -249,6 +262,7 @@ module sequencer #(
   logic [CW-1:0] xp_left_q, xp_left_d, dh_left_q, dh_left_d;
   // Prefetch.
   logic [CW-1:0] pf_left_q, pf_left_d, pf_idx_q, pf_idx_d, pf_blk_q, pf_blk_d;
+  logic [15:0]   pf_t_q, pf_t_d;      // time step of the block being read
 
   // Counters.
   logic [63:0] c_cyc_q, c_cyc_d, c_mac_q, c_mac_d, c_in_q, c_in_d, c_out_q, c_out_d;
@@ -266,12 +280,47 @@ module sequencer #(
 
   // ------------------------------------------------------ step conditions
   logic [CW-1:0] need;      // H in counter width
+  // Sequences running at a time step: length > t.
+  function automatic logic [MaxBatch-1:0] running_at(input logic [MaxBatch*16-1:0] lens,
+                                                      input logic [15:0] bat, input logic [16:0] t);
+    for (int b = 0; b < MaxBatch; b++) running_at[b] = (b < 32'(bat)) && ({1'b0, lens[b*16 +: 16]} > t);
+  endfunction
+  // The lowest slot of `mask` above `after` (after = -1: the lowest), and whether there is one.
+  function automatic logic [16:0] first_after(input logic [MaxBatch-1:0] mask, input logic [16:0] after);
+    first_after = '0;
+    for (int b = MaxBatch - 1; b >= 0; b--) begin
+      if (mask[b] && $signed({1'b0, 17'(b)}) > $signed({after[16], after})) first_after = {1'b1, 16'(b)};
+    end
+  endfunction
+  function automatic logic [15:0] count_of(input logic [MaxBatch-1:0] mask);
+    count_of = '0;
+    for (int b = 0; b < MaxBatch; b++) count_of = count_of + 16'(mask[b]);
+  endfunction
+
+  logic [15:0] len_b;                  // length of the current step's sequence
+  logic [MaxBatch-1:0] run_t, run_next;  // running at t, at the next t (FW t+1, BW t-1)
+  logic [16:0] nb_same, nb_next;       // {found, slot}: next sequence at t / at the next t
+  logic [15:0] next_t;
+  assign len_b    = len_q[BWidth'(b_q)*16 +: 16];
+  assign run_t    = running_at(len_q, bat_q, {1'b0, t_q});
+  assign next_t   = is_fw ? t_q + 1'b1 : t_q - 1'b1;
+  assign run_next = running_at(len_q, bat_q, {1'b0, next_t});
+  assign nb_same  = first_after(run_t, {1'b0, b_q});
+  assign nb_next  = first_after(run_next, 17'h1ffff);
+
+  // Per-slot table: the first unit of each sequence's latest step.
+  logic [CW-1:0]     pv_q [MaxBatch];
+  logic              pv_we;
+  logic [CW-1:0]     pv_cur;
+  assign pv_cur = pv_q[BWidth'(b_q)];
+  always_ff @(posedge clk_i) if (pv_we) pv_q[BWidth'(b_q)] <= nh_q;
+
   logic fw_last_t, bw_final, bw_zero, last_wave, wave_end;
   logic [15:0] p_wave;
   assign need      = hid_cw;
-  assign fw_last_t = (n_q + CW'(bat_q) >= tb_q);   // n >= T*B - B
-  assign bw_final  = (n_q >= tb_q);
-  assign bw_zero   = (n_q < CW'(bat_q));
+  assign fw_last_t = (t_q + 1'b1 == len_b);         // the sequence's last step
+  assign bw_final  = fin_q;
+  assign bw_zero   = !fin_q && (t_q + 1'b1 == len_b);  // the sequence's first BW step
   assign last_wave = (CW'(w_q) + 1 == CW'(rows_q));
   assign p_wave    = last_wave ? p_last_q : 16'(NumPe);
   assign wave_end  = (i_q + 1 == p_wave);
@@ -280,14 +329,14 @@ module sequencer #(
   assign fw_in_ok  = (j_q != 0) || (xp_av_q >= need);
   assign fw_out_ok = (j_q != 0) || ((hout_cr_q >= need) && (!fw_last_t || sout_cr_q >= need));
   assign fw_st_ok  = (j_q != 0) || (store_cr_q >= need);
-  assign fw_dep_ok = (n_q < CW'(bat_q)) || (units_q > dep_q + CW'(j_q));
+  assign fw_dep_ok = (t_q == 0) || (units_q > pv_cur + CW'(j_q));
   assign fw_spc_ok = (32'(j_q) + 1 != 32'(hid_q)) || (since_q >= l_res_q);
 
   logic bw_in_ok, bw_out_ok, bw_st_ok, bw_dep_ok;
   assign bw_in_ok  = !in_red_q || bw_final || (dh_av_q >= need);
   assign bw_out_ok = !in_red_q || (bw_final ? (sout_cr_q >= need) : (dout_cr_q >= need));
   assign bw_st_ok  = !in_red_q || bw_final || (rec_av_q >= need);
-  assign bw_dep_ok = in_red_q || (units_q > dep_q + CW'(u_q));
+  assign bw_dep_ok = in_red_q || (units_q > pv_cur + CW'(u_q));
 
   // Framing of the buffered streams (their words are counted in xp/dh_left).
   logic xp_few, xp_many, dh_few, dh_many;
@@ -369,6 +418,7 @@ module sequencer #(
     bank_base_d = bank_base_q;
     f_ok_d     = f_ok_q;
     f_bank_d   = f_bank_q;
+    f_len_d    = f_len_q;
     f_cell_d   = f_cell_q;
     f_hid_d    = f_hid_q;
     f_bat_d    = f_bat_q;
@@ -376,8 +426,16 @@ module sequencer #(
     f_base_d   = f_base_q;
     n_d        = n_q;
     b_d        = b_q;
+    t_d        = t_q;
+    fin_d      = fin_q;
+    nh_d       = nh_q;
+    pv_we      = 1'b0;
+    len_d      = len_q;
+    maxlen_d   = maxlen_q;
+    maxslot_d  = maxslot_q;
+    len_bad_d  = len_bad_q;
+    pf_t_d     = pf_t_q;
     j_d        = j_q;
-    dep_d      = dep_q;
     w_d        = w_q;
     i_d        = i_q;
     u_d        = u_q;
@@ -445,6 +503,7 @@ module sequencer #(
           bat_d    = cfg_batch_i;
           stp_d    = cfg_steps_i;
           bank_d   = cfg_bank_i;
+          len_d    = cfg_lengths_i;
           after_load_d = load_busy_i && (load_bank_i == BankWidth'(cfg_bank_i));
           base_d   = cfg_store_base_i;
           size_d   = cfg_store_size_i;
@@ -470,7 +529,12 @@ module sequencer #(
         quo_d = '0;
         bank_base_d = WAddrWidth'(32'(bank_q) * WeightDepth);
         wrap_d = ({1'b0, base_q} + {1'b0, size_q}) > {1'b1, MemAddrWidth'(0)};
-        state_d = S_DIVIDE;
+        b_d       = '0;
+        tb_d      = '0;
+        maxlen_d  = '0;
+        maxslot_d = '0;
+        len_bad_d = 1'b0;
+        state_d = S_LENGTHS;
         if (!is_fw && !is_bw) begin  // LOAD belongs to the loader's port
           status_d = engine_pkg::ERR_BAD_COMMAND;
           state_d  = S_DONE;
@@ -489,6 +553,20 @@ module sequencer #(
         end
       end
 
+      // One slot a cycle: each length within 1..T, their sum, the longest.
+      S_LENGTHS: begin
+        if (bat_q != 0 && 32'(bat_q) <= MaxBatch) begin
+          if (len_b == 0 || len_b > stp_q) len_bad_d = 1'b1;
+          tb_d = tb_q + CW'(len_b);
+          if (len_b > maxlen_q) begin
+            maxlen_d  = len_b;
+            maxslot_d = b_q;
+          end
+        end
+        b_d = b_q + 1'b1;
+        if (bat_q == 0 || 32'(bat_q) > MaxBatch || b_q + 1'b1 == bat_q) state_d = S_DIVIDE;
+      end
+
       S_DIVIDE: begin
         if (32'(rem_q) >= NumPe) begin
           rem_d = rem_q - 18'(NumPe);
@@ -502,7 +580,6 @@ module sequencer #(
         rows_d   = quo_q + 18'(rem_q != 0);
         rh_d     = (CW'(quo_q) + CW'(rem_q != 0)) * hid_cw;
         bh_d     = CW'(bat_q) * hid_cw;
-        tb_d     = CW'(bat_q) * CW'(stp_q);
         s_fw_d   = 16'(quo_q + 18'(rem_q != 0));
         if (32'(s_fw_d) < La + 2) s_fw_d = 16'(La + 2);
         l_res_d  = (32'(quo_q) + 32'(rem_q != 0)) * NumPe + DrainDelay + 4;
@@ -539,6 +616,9 @@ module sequencer #(
         end else if (stp_q == 0) begin
           status_d = engine_pkg::ERR_STEPS_ZERO;
           state_d  = S_DONE;
+        end else if (len_bad_q) begin
+          status_d = engine_pkg::ERR_BAD_LENGTH;
+          state_d  = S_DONE;
         end else if (base_q[4:0] != 5'd0) begin
           status_d = engine_pkg::ERR_STORE_MISALIGNED;
           state_d  = S_DONE;
@@ -557,7 +637,8 @@ module sequencer #(
           status_d = engine_pkg::ERR_NO_WEIGHTS;
           state_d  = S_DONE;
         end else if (is_bw && !(f_ok_q && f_cell_q == cell_q && f_hid_q == hid_q && f_bat_q == bat_q &&
-                                f_stp_q == stp_q && f_base_q == base_q && f_bank_q == bank_q)) begin
+                                f_stp_q == stp_q && f_base_q == base_q && f_bank_q == bank_q &&
+                                f_len_q == len_q)) begin
           status_d = engine_pkg::ERR_NO_FORWARD;
           state_d  = S_DONE;
         end else begin
@@ -574,7 +655,8 @@ module sequencer #(
           n_d        = '0;
           b_d        = '0;
           j_d        = '0;
-          dep_d      = '0;
+          nh_d       = '0;
+          fin_d      = 1'b0;
           w_d        = '0;
           i_d        = '0;
           u_d        = '0;
@@ -595,8 +677,10 @@ module sequencer #(
           xp_left_d  = is_fw ? tbh_q * CW'(gates) : '0;
           dh_left_d  = is_bw ? tbh_q : '0;
           pf_left_d  = is_bw ? tbh_q : '0;
-          pf_idx_d   = tbh_q - bh_q;
-          pf_blk_d   = '0;
+          // The first block: the records of the last time step, all sequences with the longest length.
+          pf_t_d     = maxlen_q - 1'b1;
+          pf_blk_d   = CW'(count_of(running_at(len_q, bat_q, {1'b0, maxlen_q - 1'b1}))) * hid_cw;
+          pf_idx_d   = tbh_q - CW'(count_of(running_at(len_q, bat_q, {1'b0, maxlen_q - 1'b1}))) * hid_cw;
           left_d  = (is_fw && is_lstm) ? bh_q << 1 : bh_q;
           state_d = S_STATE;
         end
@@ -622,7 +706,8 @@ module sequencer #(
             b_d = b_q + 1;
           end
           if (left_q == 1) begin
-            b_d     = '0;
+            b_d     = is_fw ? '0 : maxslot_q;                 // FW: t = 0, every slot runs
+            t_d     = is_fw ? '0 : maxlen_q - 1'b1;           // BW: from the longest sequence's end
             j_d     = '0;
             g_d     = '0;
             state_d = S_RUN;
@@ -663,8 +748,15 @@ module sequencer #(
                 since_d = '0;
                 j_d     = '0;
                 n_d     = n_q + 1;
-                b_d     = (32'(b_q) + 1 == 32'(bat_q)) ? '0 : b_q + 1;
-                if (n_q + 1 > CW'(bat_q)) dep_d = dep_q + hid_cw;
+                nh_d    = nh_q + hid_cw;
+                pv_we   = 1'b1;
+                // The next running sequence at t, or the first at t + 1.
+                if (nb_same[16]) begin
+                  b_d = nb_same[15:0];
+                end else begin
+                  b_d = nb_next[15:0];
+                  t_d = t_q + 1'b1;
+                end
                 if (n_q + 1 == tb_q) state_d = S_DRAIN;
               end
             end else if (!fw_dep_ok) begin
@@ -716,15 +808,29 @@ module sequencer #(
                   dout_cr_d = dout_cr_d - need;
                 end
                 n_d      = n_q + 1;
-                b_d      = (32'(b_q) + 1 == 32'(bat_q)) ? '0 : b_q + 1;
+                nh_d     = nh_q + hid_cw;
+                pv_we    = 1'b1;
                 w_d      = '0;
                 i_d      = '0;
                 u_d      = '0;
                 g_d      = '0;
                 base_w_d = '0;
-                in_red_d = (n_q + 1 < CW'(bat_q));
-                wait_d   = (n_q + 1 < CW'(bat_q)) ? 32'(hid_q) : 32'(s_ared_q) - 1;
-                if (n_q + 1 > CW'(bat_q)) dep_d = dep_q + hid_cw;
+                // The next step: the next running sequence at t, else the
+                // first at t - 1, else (after t = 0) the final reductions.
+                if (fin_q) begin
+                  b_d = b_q + 1'b1;
+                end else if (nb_same[16]) begin
+                  b_d = nb_same[15:0];
+                end else if (t_q != 0) begin
+                  b_d = nb_next[15:0];
+                  t_d = t_q - 1'b1;
+                end else begin
+                  b_d   = '0;
+                  fin_d = 1'b1;
+                end
+                // A sequence's first BW step reduces zeros: no waves.
+                in_red_d = !fin_d && (t_d + 1'b1 == len_q[BWidth'(b_d)*16 +: 16]);
+                wait_d   = in_red_d ? 32'(hid_q) : 32'(s_ared_q) - 1;
                 if (n_q + 1 == tb_q + CW'(bat_q)) state_d = S_DRAIN;
               end
             end else if (!bw_dep_ok) begin
@@ -752,6 +858,7 @@ module sequencer #(
             f_stp_d  = stp_q;
             f_base_d = base_q;
             f_bank_d = bank_q;
+            f_len_d  = len_q;
           end
         end else if (units_q == (is_bw ? tbh_q + bh_q : tbh_q)) begin
           c_out_d = c_out_q + 1;
@@ -828,10 +935,12 @@ module sequencer #(
         rec_cr_d  = rec_cr_d - 1;
         pf_left_d = pf_left_q - 1;
         pf_idx_d  = pf_idx_q + 1;
-        pf_blk_d  = pf_blk_q + 1;
-        if (pf_blk_q + 1 == bh_q) begin
-          pf_blk_d = '0;
-          pf_idx_d = pf_idx_q + 1 - (bh_q << 1);
+        pf_blk_d  = pf_blk_q - 1;
+        if (pf_blk_q == 1) begin  // next block: the records of time step t - 1
+          pf_t_d   = pf_t_q - 1'b1;
+          pf_blk_d = CW'(count_of(running_at(len_q, bat_q, {1'b0, pf_t_q - 1'b1}))) * hid_cw;
+          pf_idx_d = pf_idx_q + 1 - CW'(count_of(running_at(len_q, bat_q, {1'b0, pf_t_q}))) * hid_cw -
+                     CW'(count_of(running_at(len_q, bat_q, {1'b0, pf_t_q - 1'b1}))) * hid_cw;
         end
       end
     end
@@ -932,8 +1041,16 @@ module sequencer #(
     f_base_q   <= f_base_d;
     n_q        <= n_d;
     b_q        <= b_d;
+    t_q        <= t_d;
+    fin_q      <= fin_d;
+    nh_q       <= nh_d;
+    len_q      <= len_d;
+    maxlen_q   <= maxlen_d;
+    maxslot_q  <= maxslot_d;
+    len_bad_q  <= len_bad_d;
+    pf_t_q     <= pf_t_d;
+    f_len_q    <= f_len_d;
     j_q        <= j_d;
-    dep_q      <= dep_d;
     w_q        <= w_d;
     i_q        <= i_d;
     u_q        <= u_d;
@@ -1007,6 +1124,14 @@ module sequencer #(
   assign cnt_nonfinite_o    = c_nf_q;
 
 `ifndef SYNTHESIS
+  // Running sets only shrink with t (FW) and grow as t falls (BW): a step
+  // that is not the last always has a next one.
+  always_ff @(posedge clk_i) begin
+    if (!rst_i) begin
+      assert (!(pv_we && state_d == S_RUN && !nb_same[16] && !fin_q && (is_fw || t_q != 0) && !nb_next[16]))
+      else $error("sequencer: no running sequence at the next time step");
+    end
+  end
   initial begin
     if (NumPe < 1) $error("sequencer: NumPe must be >= 1");
     if (MaxBatch < 1 || MaxHidden < 1) $error("sequencer: MaxBatch and MaxHidden must be >= 1");

@@ -38,10 +38,38 @@ Latencies latencies(Cell cell, const EngineTiming& t) {
 }
 
 // Cycles from acceptance to the first cycle of S_STATE: S_IDLE (accept),
-// S_SETUP, S_DIVIDE (floor(G*H/P) + 1), S_DERIVE, S_PRODUCT, S_CHECK and
-// S_CFGWAIT (NumPe + 5: the configuration travels the chain).
-u64 state_start(const Schedule& s, const EngineTiming& t) {
-  return 1 + 1 + (static_cast<u64>(s.rows_floor) + 1) + 3 + (static_cast<u64>(t.num_pe) + 5);
+// S_SETUP, S_LENGTHS (one per sequence), S_DIVIDE (floor(G*H/P) + 1),
+// S_DERIVE, S_PRODUCT, S_CHECK and S_CFGWAIT (NumPe + 5: the configuration
+// travels the chain).
+u64 state_start(const Config& cfg, const Schedule& s, const EngineTiming& t) {
+  return 1 + 1 + static_cast<u64>(cfg.batch) + (static_cast<u64>(s.rows_floor) + 1) + 3 +
+         (static_cast<u64>(t.num_pe) + 5);
+}
+
+// The chain steps of a command in issue order: (t, b), FW with t rising,
+// BW with t falling from the longest length and then the final reductions
+// (t = -1); prev = the index of the same sequence's previous step (-1: none).
+struct Step {
+  int t, b;
+  long prev;
+};
+std::vector<Step> chain_steps(const Config& cfg, bool backward) {
+  std::vector<Step> steps;
+  std::vector<long> last(static_cast<size_t>(cfg.batch), -1);
+  auto add = [&](int t, int b) {
+    steps.push_back({t, b, last[static_cast<size_t>(b)]});
+    last[static_cast<size_t>(b)] = static_cast<long>(steps.size()) - 1;
+  };
+  int longest = 0;
+  for (int b = 0; b < cfg.batch; ++b) longest = std::max(longest, cfg.length(b));
+  for (int i = 0; i < longest; ++i) {
+    const int t = backward ? longest - 1 - i : i;
+    for (int b = 0; b < cfg.batch; ++b)
+      if (t < cfg.length(b)) add(t, b);
+  }
+  if (backward)
+    for (int b = 0; b < cfg.batch; ++b) add(-1, b);
+  return steps;
 }
 
 // An output FIFO whose room the sequencer reserves before a step starts
@@ -112,12 +140,13 @@ u64 forward_cycles(const Config& cfg, const EngineTiming& t) {
   const Schedule s = Schedule::of(cfg, t);
   const Latencies l = latencies(cfg.cell, t);
   const u64 h = cfg.hidden, b = cfg.batch, g = s.num_gates, p = t.num_pe;
-  const u64 steps = static_cast<u64>(cfg.steps) * b;  // chain steps, sequences interleaved
+  const std::vector<Step> order = chain_steps(cfg, false);
+  const u64 steps = order.size();
   // Last ELEM of a step issued -> unit 0 of that step counted by the sequencer:
   // token register, chain (drain delay, one hop per PE, result relay), the
   // unit's G gate results, the FW datapath, the unit counter.
   const u64 dep = 1 + l.drain_delay + p + 2 + 1 + (g - 1) + l.act_fw;
-  const u64 st = state_start(s, t);
+  const u64 st = state_start(cfg, s, t);
   // The first ELEM needs the initial state loaded (B*H or 2*B*H words, one
   // per cycle) and the step's xp (G*H words, one per cycle, packed into units).
   const u64 first = std::max(st + b * h * state_words(cfg.cell), st + g * h);
@@ -127,11 +156,12 @@ u64 forward_cycles(const Config& cfg, const EngineTiming& t) {
   u64 prev = 0;
   bool any = false;
   for (u64 n = 0; n < steps; ++n) {
-    const bool final_step = n + b >= steps;  // the sequence's last time step
+    const Step& st_n = order[n];
+    const bool final_step = st_n.t + 1 == cfg.length(st_n.b);  // the sequence's last time step
     for (u64 j = 0; j < h; ++j) {
       u64 at = first;
       if (any) at = std::max(at, prev + s.spacing_fw);
-      if (n >= b) at = std::max(at, last[n - b] + dep + g * j);  // unit j of the sequence's previous step
+      if (st_n.prev >= 0) at = std::max(at, last[static_cast<u64>(st_n.prev)] + dep + g * j);  // its unit j
       if (j + 1 == h && n > 0) at = std::max(at, last[n - 1] + s.result_gap + 1);  // drain slots free
       if (j == 0) {  // room for the step's outputs
         at = h_out.reserve(at, h);
@@ -156,24 +186,25 @@ u64 backward_cycles(const Config& cfg, const EngineTiming& t) {
   const Schedule s = Schedule::of(cfg, t);
   const Latencies l = latencies(cfg.cell, t);
   const u64 h = cfg.hidden, b = cfg.batch, g = s.num_gates, p = t.num_pe;
-  const u64 steps = static_cast<u64>(cfg.steps) * b + b;  // + the final reductions (dh0)
+  const std::vector<Step> order = chain_steps(cfg, true);  // + the final reductions (dh0)
+  const u64 steps = order.size();
   const u64 waves = s.rows;
   // REDUCE issued -> unit u of its step counted (+ u): token register, the
   // partials' trip through every PE, the chain output, the launch register,
   // the BW datapath, the unit counter.
   const u64 dep = 4 + p * l.reduce_hop + l.act_bw;
-  const u64 st = state_start(s, t);
+  const u64 st = state_start(cfg, s, t);
   // The first REDUCE needs the carry loaded (B*H words, one per cycle) and the
   // step's H gate-store records (prefetched from S_STATE on); its dh words
   // (H) arrive alongside the carry.
   const u64 first = std::max({st + b * h, st + h + t.mem_latency});
   const u64 depth = static_cast<u64>(t.fifo_depth);
   OutputFifo delta_out(depth, kDeltaWords), state_out(depth, state_words(cfg.cell));
-  const u64 data_steps = static_cast<u64>(cfg.steps) * b;
+  auto zero_step = [&](const Step& x) { return x.t >= 0 && x.t + 1 == cfg.length(x.b); };
   std::vector<u64> reduce(steps);
   u64 next = first;  // earliest cycle of the next token (spacing)
   for (u64 n = 0; n < steps; ++n) {
-    if (n >= b) {
+    if (!zero_step(order[n])) {
       // Waves of delta rows of the sequence's previous step: wave w carries
       // rows w*P .. w*P+P-1, one token per cycle, row k needs unit k/G.
       for (u64 w = 0; w < waves; ++w) {
@@ -181,7 +212,7 @@ u64 backward_cycles(const Config& cfg, const EngineTiming& t) {
         u64 start = next, at = next;
         for (u64 i = 0; i < tokens; ++i) {
           const u64 unit = (w * p + i) / g;
-          at = std::max(at, reduce[n - b] + dep + unit);
+          at = std::max(at, reduce[static_cast<u64>(order[n].prev)] + dep + unit);
           if (i == 0) start = at;
           at += 1;
         }
@@ -190,10 +221,10 @@ u64 backward_cycles(const Config& cfg, const EngineTiming& t) {
       }
     }
     // Room for the step's outputs: delta, or dh0/dc0 in a final reduction.
-    OutputFifo& out = n < data_steps ? delta_out : state_out;
+    OutputFifo& out = order[n].t >= 0 ? delta_out : state_out;
     reduce[n] = out.reserve(next, h);
     for (u64 c = 0; c < h; ++c) out.push(reduce[n] + dep - 1 + c);  // unit c
-    next = reduce[n] + ((n + 1 < b) ? h + 1 : s.after_reduce);
+    next = reduce[n] + ((n + 1 < steps && zero_step(order[n + 1])) ? h + 1 : s.after_reduce);
   }
   // The last final reduction's units (dh0, dc0) and their state words out.
   const u64 end = reduce[steps - 1] + dep + kBwTail + h * state_words(cfg.cell);

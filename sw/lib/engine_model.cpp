@@ -2,6 +2,7 @@
 // arithmetic step below is one hardware operator, in the hardware's order.
 #include "farnn/engine_model.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -115,9 +116,75 @@ BwUnit bw_gru(uint32_t dh_ext, uint32_t dh_rec, uint32_t carry, const uint32_t* 
 
 }  // namespace
 
+int Config::active_at(int t) const {
+  int n = 0;
+  for (int b = 0; b < batch; ++b) n += t < length(b);
+  return n;
+}
+
+int Config::steps_before(int t) const {
+  int n = 0;
+  for (int b = 0; b < batch; ++b) n += std::min(t, length(b));
+  return n;
+}
+
+int Config::packed_index(int t, int b) const {
+  if (t >= length(b)) return -1;
+  int n = steps_before(t);
+  for (int o = 0; o < b; ++o) n += t < length(o);
+  return n;
+}
+
+std::vector<int> Config::end_order() const {
+  std::vector<int> order;
+  for (int t = 0; t < steps; ++t)
+    for (int b = 0; b < batch; ++b)
+      if (length(b) == t + 1) order.push_back(b);
+  return order;
+}
+
+std::vector<uint32_t> reverse_time(const Config& cfg, const std::vector<uint32_t>& packed, int words) {
+  const size_t step = static_cast<size_t>(cfg.hidden) * words;
+  expect_size(packed, static_cast<size_t>(cfg.packed_steps()) * step, "packed array");
+  std::vector<uint32_t> out;
+  out.reserve(packed.size());
+  for (int t = cfg.steps - 1; t >= 0; --t) {
+    const size_t first = static_cast<size_t>(cfg.steps_before(t)) * step;
+    out.insert(out.end(), packed.begin() + static_cast<long>(first),
+               packed.begin() + static_cast<long>(first + cfg.active_at(t) * step));
+  }
+  return out;
+}
+
+std::vector<uint32_t> forward_time(const Config& cfg, const std::vector<uint32_t>& reversed, int words) {
+  const size_t step = static_cast<size_t>(cfg.hidden) * words;
+  expect_size(reversed, static_cast<size_t>(cfg.packed_steps()) * step, "reversed array");
+  std::vector<uint32_t> out(reversed.size());
+  size_t at = 0;
+  for (int t = cfg.steps - 1; t >= 0; --t) {
+    const size_t first = static_cast<size_t>(cfg.steps_before(t)) * step, n = cfg.active_at(t) * step;
+    std::copy(reversed.begin() + static_cast<long>(at), reversed.begin() + static_cast<long>(at + n),
+              out.begin() + static_cast<long>(first));
+    at += n;
+  }
+  return out;
+}
+
 void validate(const Config& cfg, const Weights& w) {
   if (cfg.hidden < 1 || cfg.batch < 1 || cfg.steps < 1 || cfg.num_pe < 1) {
     throw std::invalid_argument("engine model: hidden, batch, steps and num_pe must be >= 1");
+  }
+  if (!cfg.lengths.empty()) {
+    if (cfg.lengths.size() != static_cast<size_t>(cfg.batch)) {
+      throw std::invalid_argument("engine model: " + std::to_string(cfg.lengths.size()) + " lengths for batch " +
+                                  std::to_string(cfg.batch));
+    }
+    for (int b = 0; b < cfg.batch; ++b) {
+      if (cfg.length(b) < 1 || cfg.length(b) > cfg.steps) {
+        throw std::invalid_argument("engine model: length " + std::to_string(cfg.length(b)) + " of sequence " +
+                                    std::to_string(b) + " outside 1.." + std::to_string(cfg.steps));
+      }
+    }
   }
   const size_t gh = static_cast<size_t>(cfg.gate_rows());
   expect_size(w.w_hh, gh * cfg.hidden, "w_hh");
@@ -214,7 +281,8 @@ ForwardResult forward(const Config& cfg, const Weights& w, const std::vector<uin
   validate(cfg, w);
   const int H = cfg.hidden, B = cfg.batch, T = cfg.steps, G = gates(cfg.cell);
   const int GH = G * H, SW = state_words(cfg.cell);
-  expect_size(xp, static_cast<size_t>(T) * B * GH, "xp");
+  const size_t S = static_cast<size_t>(cfg.packed_steps());
+  expect_size(xp, S * GH, "xp");
   expect_size(state_in, static_cast<size_t>(B) * H * SW, "state_in");
   const std::vector<uint32_t> u = to_chain_rows(cfg, w.w_hh);
   std::vector<uint32_t> bias(GH);
@@ -231,30 +299,31 @@ ForwardResult forward(const Config& cfg, const Weights& w, const std::vector<uin
     }
   }
   ForwardResult out;
-  out.h.resize(static_cast<size_t>(T) * B * H);
-  out.records.resize(static_cast<size_t>(T) * B * H * kRecordWords);
-  out.state_out.resize(static_cast<size_t>(B) * H * SW);
+  out.h.resize(S * H);
+  out.records.resize(S * H * kRecordWords);
+  out.state_out.reserve(static_cast<size_t>(B) * H * SW);
   for (int t = 0; t < T; ++t) {
     for (int b = 0; b < B; ++b) {
+      const int step = cfg.packed_index(t, b);
+      if (step < 0) continue;  // this sequence has ended
       const std::vector<uint32_t> acc = chain_forward(cfg, u, h[b]);
-      const uint32_t* x = &xp[(static_cast<size_t>(t) * B + b) * GH];
+      const uint32_t* x = &xp[static_cast<size_t>(step) * GH];
       for (int j = 0; j < H; ++j) {
         const int k0 = G * j;
         const FwUnit r = cfg.cell == Cell::kLstm ? fw_lstm(&acc[k0], &x[k0], &bias[k0], state[b][j])
                                                  : fw_gru(&acc[k0], &x[k0], &bias[k0], state[b][j]);
         h[b][j] = r.h;
         state[b][j] = r.state;
-        const size_t n = (static_cast<size_t>(t) * B + b) * H + j;
+        const size_t n = static_cast<size_t>(step) * H + j;
         out.h[n] = r.h;
         std::copy(r.record, r.record + kRecordWords, &out.records[n * kRecordWords]);
       }
     }
   }
-  for (int b = 0; b < B; ++b) {
+  for (int b : cfg.end_order()) {
     for (int j = 0; j < H; ++j) {
-      const size_t n = (static_cast<size_t>(b) * H + j) * SW;
-      out.state_out[n] = h[b][j];
-      if (cfg.cell == Cell::kLstm) out.state_out[n + 1] = state[b][j];
+      out.state_out.push_back(h[b][j]);
+      if (cfg.cell == Cell::kLstm) out.state_out.push_back(state[b][j]);
     }
   }
   return out;
@@ -265,8 +334,9 @@ BackwardResult backward(const Config& cfg, const Weights& w, const std::vector<u
   validate(cfg, w);
   const int H = cfg.hidden, B = cfg.batch, T = cfg.steps, G = gates(cfg.cell);
   const int GH = G * H, SW = state_words(cfg.cell);
-  expect_size(records, static_cast<size_t>(T) * B * H * kRecordWords, "records");
-  expect_size(dh, static_cast<size_t>(T) * B * H, "dh");
+  const size_t S = static_cast<size_t>(cfg.packed_steps());
+  expect_size(records, S * H * kRecordWords, "records");
+  expect_size(dh, S * H, "dh");
   expect_size(carry_in, static_cast<size_t>(B) * H, "carry_in");
   const std::vector<uint32_t> u = to_chain_rows(cfg, w.w_hh);
 
@@ -276,16 +346,18 @@ BackwardResult backward(const Config& cfg, const Weights& w, const std::vector<u
     for (int j = 0; j < H; ++j) carry[b][j] = carry_in[static_cast<size_t>(b) * H + j];
 
   BackwardResult out;
-  out.delta.resize(static_cast<size_t>(T) * B * H * kDeltaWords);
+  out.delta.resize(S * H * kDeltaWords);
   out.state_out.resize(static_cast<size_t>(B) * H * SW);
   for (int t = T - 1; t >= 0; --t) {
     for (int b = 0; b < B; ++b) {
-      // The first BW step has no recurrent gradient: the chain runs a zero
-      // reduction, which yields -0 for every column.
+      const int step = cfg.packed_index(t, b);
+      if (step < 0) continue;  // this sequence starts later (backwards: ends earlier)
+      // The first BW step of a sequence has no recurrent gradient: the chain
+      // runs a zero reduction, which yields -0 for every column.
       const std::vector<uint32_t> dh_rec =
-          t == T - 1 ? std::vector<uint32_t>(H, kNegZero) : chain_backward(cfg, u, rows[b]);
+          t == cfg.length(b) - 1 ? std::vector<uint32_t>(H, kNegZero) : chain_backward(cfg, u, rows[b]);
       for (int j = 0; j < H; ++j) {
-        const size_t n = (static_cast<size_t>(t) * B + b) * H + j;
+        const size_t n = static_cast<size_t>(step) * H + j;
         const uint32_t* rec = &records[n * kRecordWords];
         const BwUnit r = cfg.cell == Cell::kLstm ? bw_lstm(dh[n], dh_rec[j], carry[b][j], rec)
                                                  : bw_gru(dh[n], dh_rec[j], carry[b][j], rec);

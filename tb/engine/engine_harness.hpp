@@ -78,6 +78,7 @@ struct EngineCommand {
   int cell = 0;       // 0 LSTM, 1 GRU (other values are illegal)
   int hidden = 1, batch = 1, steps = 1;
   int bank = 0;
+  std::vector<int> lengths;  // per slot; empty: every sequence runs `steps`
   uint64_t store_base = 0x1000, store_size = 0;
   uint32_t watchdog = 0;                            // cycles without progress; 0: off
   std::vector<uint32_t> weights, state_in, xp, dh;  // input streams (weights: beats, flat)
@@ -102,6 +103,7 @@ inline void set_words(uint32_t& port, const std::vector<uint32_t>& w) { port = w
 inline void set_words(uint64_t& port, const std::vector<uint32_t>& w) {
   port = w.at(0) | (w.size() > 1 ? static_cast<uint64_t>(w[1]) << 32 : 0);
 }
+inline void set_words(uint16_t& port, const std::vector<uint32_t>& w) { port = static_cast<uint16_t>(w.at(0)); }
 template <std::size_t N>
 void set_words(VlWide<N>& port, const std::vector<uint32_t>& w) {
   for (std::size_t i = 0; i < N; ++i) port[i] = i < w.size() ? w[i] : 0;
@@ -354,6 +356,12 @@ class EngineHarness {
     d.cfg_batch_i = static_cast<uint16_t>(c.batch);
     d.cfg_steps_i = static_cast<uint16_t>(c.steps);
     d.cfg_bank_i = static_cast<uint8_t>(c.bank);
+    std::vector<uint32_t> lens((params_.max_batch + 1) / 2, 0);  // 16 bits per slot
+    for (int b = 0; b < params_.max_batch; ++b) {
+      const int len = b < c.batch ? (c.lengths.empty() ? c.steps : c.lengths.at(b)) : 0;
+      lens[b / 2] |= static_cast<uint32_t>(len & 0xffff) << (16 * (b % 2));
+    }
+    set_words(d.cfg_lengths_i, lens);
     d.cfg_store_base_i = c.store_base;
     d.cfg_store_size_i = c.store_size;
     d.cfg_watchdog_i = c.watchdog;

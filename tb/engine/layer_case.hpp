@@ -32,9 +32,10 @@ struct LayerCase {
   GMat carry;            // LSTM: dL/dc_T; GRU: dL/dh_T (both H x B)
   // Engine side (bit patterns).
   engine::Weights weights;
-  std::vector<uint32_t> xp;           // [T][B][G*H] unit-major
+  // With cfg.lengths the per-step arrays are packed: only steps t < length(b).
+  std::vector<uint32_t> xp;           // [S][G*H] unit-major
   std::vector<uint32_t> state_in_fw;  // [B][H] (h, c) pairs or h
-  std::vector<uint32_t> dh_bits;      // [T][B][H] (model order)
+  std::vector<uint32_t> dh_bits;      // [S][H] (model order)
   std::vector<uint32_t> dh_stream;    // backward stream order: t = T-1..0, b, j
   std::vector<uint32_t> carry_in;     // [B][H]
 };
@@ -111,20 +112,22 @@ inline LayerCase make_layer_case(Rng& rng, const engine::Config& cfg, int input)
     for (int b = 0; b < B; ++b)
       for (int j = 0; j < H; ++j)
         lc.dh_bits[(static_cast<size_t>(t) * B + b) * H + j] = bits(static_cast<float>(lc.dh[t](j, b)));
-  for (int t = T - 1; t >= 0; --t)
-    for (int b = 0; b < B; ++b)
-      for (int j = 0; j < H; ++j) lc.dh_stream.push_back(lc.dh_bits[(static_cast<size_t>(t) * B + b) * H + j]);
+  if (!cfg.lengths.empty()) {  // keep the steps of running sequences only
+    std::vector<uint32_t> xp, dh;
+    for (int t = 0; t < T; ++t) {
+      for (int b = 0; b < B; ++b) {
+        if (t >= cfg.length(b)) continue;
+        const size_t n = static_cast<size_t>(t) * B + b;
+        xp.insert(xp.end(), lc.xp.begin() + static_cast<long>(n * GH), lc.xp.begin() + static_cast<long>((n + 1) * GH));
+        dh.insert(dh.end(), lc.dh_bits.begin() + static_cast<long>(n * H),
+                  lc.dh_bits.begin() + static_cast<long>((n + 1) * H));
+      }
+    }
+    lc.xp = std::move(xp);
+    lc.dh_bits = std::move(dh);
+  }
+  lc.dh_stream = engine::reverse_time(cfg, lc.dh_bits, 1);
   return lc;
-}
-
-// [T][B][H][W] in forward order -> the backward stream's order (t descending).
-inline std::vector<uint32_t> reverse_steps(const std::vector<uint32_t>& v, const engine::Config& cfg,
-                                           int words) {
-  const size_t step = static_cast<size_t>(cfg.batch) * cfg.hidden * words;
-  std::vector<uint32_t> out;
-  out.reserve(v.size());
-  for (int t = cfg.steps - 1; t >= 0; --t) out.insert(out.end(), v.begin() + t * step, v.begin() + (t + 1) * step);
-  return out;
 }
 
 // Tolerance of the engine against the float64 golden model, per tensor: the

@@ -40,8 +40,8 @@ inline LayerRun run_layer(EngineHarness& hx, const LayerCase& lc) {
   LayerRun r;
   r.model_fw = engine::forward(cfg, lc.weights, lc.xp, lc.state_in_fw);
   r.model_bw = engine::backward(cfg, lc.weights, r.model_fw.records, lc.dh_bits, lc.carry_in);
-  r.expected_delta = reverse_steps(r.model_bw.delta, cfg, engine::kDeltaWords);
-  r.useful_macs = static_cast<uint64_t>(cfg.steps) * cfg.batch * cfg.gate_rows() * cfg.hidden;
+  r.expected_delta = engine::reverse_time(cfg, r.model_bw.delta, engine::kDeltaWords);
+  r.useful_macs = static_cast<uint64_t>(cfg.packed_steps()) * cfg.gate_rows() * cfg.hidden;
 
   EngineCommand base;
   base.cell = static_cast<int>(cfg.cell);
@@ -49,7 +49,8 @@ inline LayerRun run_layer(EngineHarness& hx, const LayerCase& lc) {
   base.batch = cfg.batch;
   base.steps = cfg.steps;
   base.store_base = kStoreBase;
-  base.store_size = static_cast<uint64_t>(cfg.steps) * cfg.batch * cfg.hidden * 32;
+  base.lengths = cfg.lengths;
+  base.store_size = static_cast<uint64_t>(cfg.packed_steps()) * cfg.hidden * 32;
 
   EngineCommand load = base;
   load.op = Op::kLoad;

@@ -6,7 +6,8 @@
 // checks the counters (useful MACs, zero weight traffic in backward) and that
 // every illegal configuration ends with its error status instead of hanging.
 //
-// Options: --suite errors|cases (default both; errors includes NaN/Inf data), --cell lstm|gru|both,
+// Options: --suite errors|cases|lengths (default all; errors includes NaN/Inf
+//          data, lengths the packed batches), --cell lstm|gru|both,
 //          --hidden N --batch N --steps N --input N (one case instead of the suite),
 //          --seed N, --trace [file].
 #include <cstdio>
@@ -91,7 +92,7 @@ void run_case(EngineHarness& hx, const engine::Config& cfg, int input, uint64_t 
   if (r.bw.counters.macs != r.useful_macs) hx.tb().fail("BACKWARD MAC count wrong");
   if (r.bw.counters.weight_words != 0) hx.tb().fail("BACKWARD moved weight words");
 
-  check_against_golden(hx.tb(), lc, r.fw.h, r.fw.state_out, r.bw.delta, r.bw.state_out);
+  if (cfg.lengths.empty()) check_against_golden(hx.tb(), lc, r.fw.h, r.fw.state_out, r.bw.delta, r.bw.state_out);
   const int p = hx.params().num_pe;
   std::printf("    bit-exact: %zu h, %zu records, %zu delta, %zu state words; FW %llu cycles "
               "(util %.1f%%), BW %llu cycles (util %.1f%%)\n",
@@ -173,6 +174,82 @@ void run_nonfinite_case(EngineHarness& hx, engine::Cell cell) {
   std::printf("  NaN/Inf in xp and dh (%s): bit-exact, %llu FW and %llu BW units flagged\n",
               engine::cell_name(cell), static_cast<unsigned long long>(fw_bad),
               static_cast<unsigned long long>(bw_bad));
+}
+
+// Packed batches: every sequence with its own length. Each pattern runs FW and
+// BW bit-exact against the model (whose packing test proves each sequence
+// equals a batch of one at its own length), with the MAC counter equal to the
+// real work only (sum of the lengths * G*H*H).
+void run_lengths_suite(EngineHarness& hx, uint64_t seed) {
+  const EngineParams& p = hx.params();
+  Rng rng(seed);
+  const int T = 6, B = p.max_batch;
+  std::vector<std::pair<const char*, std::vector<int>>> patterns;
+  if (B == 1) {
+    patterns = {{"one sequence, all steps", {T}}, {"one sequence, shorter than T", {T - 2}}};
+  } else {
+    std::vector<int> equal(B, T), one(B, T), desc(B), unsorted(B), shorter(B, T - 3);
+    one[B / 2] = 1;
+    for (int b = 0; b < B; ++b) desc[b] = std::max(1, T - b * 2);
+    for (int b = 0; b < B; ++b) unsorted[b] = static_cast<int>(rng.range(1, T));
+    unsorted[0] = std::max(unsorted[0], 2);
+    shorter[B - 1] = 1;
+    patterns = {{"all equal", equal}, {"one of length 1", one}, {"descending", desc},
+                {"unsorted random", unsorted}, {"all shorter than T", shorter}};
+  }
+  for (engine::Cell cell : {engine::Cell::kLstm, engine::Cell::kGru}) {
+    for (const auto& [name, lengths] : patterns) {
+      engine::Config cfg{cell, std::min(p.max_hidden, p.num_pe + 3), B, T, p.num_pe};
+      cfg.lengths = lengths;
+      const LayerCase lc = make_layer_case(rng, cfg, 4);
+      hx.set_stress(random_stress(rng));
+      const LayerRun r = run_layer(hx, lc);
+      const std::string ctx = std::string(engine::cell_name(cell)) + " lengths " + name;
+      if (!r.load.ok() || !r.fw.ok() || !r.bw.ok()) hx.tb().fail(ctx + ": a command failed: " + r.fw.describe() +
+                                                                  " / " + r.bw.describe());
+      expect_equal(hx, ctx + ": h", r.model_fw.h, r.fw.h, [](size_t i) { return std::to_string(i); });
+      expect_equal(hx, ctx + ": final states", r.model_fw.state_out, r.fw.state_out,
+                   [](size_t i) { return std::to_string(i); });
+      expect_equal(hx, ctx + ": gate store", r.model_fw.records, r.stored, [](size_t i) { return std::to_string(i); });
+      expect_equal(hx, ctx + ": delta", r.expected_delta, r.bw.delta, [](size_t i) { return std::to_string(i); });
+      expect_equal(hx, ctx + ": dh0/dc0", r.model_bw.state_out, r.bw.state_out,
+                   [](size_t i) { return std::to_string(i); });
+      if (r.fw.counters.macs != r.useful_macs || r.bw.counters.macs != r.useful_macs) {
+        hx.tb().fail(ctx + ": MAC counters " + std::to_string(r.fw.counters.macs) + "/" +
+                     std::to_string(r.bw.counters.macs) + ", real work " + std::to_string(r.useful_macs));
+      }
+      std::string lens;
+      for (int l : lengths) lens += std::to_string(l) + " ";
+      std::printf("  %-4s %-20s lengths %-12s bit-exact; %llu real MACs each way, util FW %.1f%% BW %.1f%%\n",
+                  engine::cell_name(cell), name, lens.c_str(), static_cast<unsigned long long>(r.useful_macs),
+                  100.0 * utilization(r.useful_macs, p.num_pe, r.fw.counters.cycles),
+                  100.0 * utilization(r.useful_macs, p.num_pe, r.bw.counters.cycles));
+    }
+  }
+  // Lengths outside 1..T are refused before any work.
+  const engine::Config cfg{engine::Cell::kLstm, 2, B, 3, p.num_pe};
+  Rng r2(5);
+  const LayerCase lc = make_layer_case(r2, cfg, 3);
+  EngineCommand load;
+  load.op = Op::kLoad;
+  load.hidden = 2;
+  load.weights = engine::load_image(cfg, lc.weights, p.layout());
+  if (!hx.run(load, 20000).ok()) hx.tb().fail("load for the length refusals refused");
+  for (int bad : {0, 4}) {
+    EngineCommand c;
+    c.op = Op::kForward;
+    c.hidden = 2;
+    c.batch = B;
+    c.steps = 3;
+    c.store_size = 1ull << 30;
+    c.lengths.assign(B, 3);
+    c.lengths[B - 1] = bad;
+    c.state_in.assign(8, 0);
+    c.xp.assign(8, 0);
+    const CommandResult res = hx.run(c, 2000);
+    if (res.status != Status::kBadLength) hx.tb().fail("length " + std::to_string(bad) + " not refused: " + res.describe());
+  }
+  std::printf("  refused: lengths 0 and T+1 (ERR_BAD_LENGTH)\n");
 }
 
 // Every illegal configuration the engine can be asked for, before and after
@@ -279,6 +356,8 @@ int main(int argc, char** argv) {
     const EngineParams& p = hx.params();
     std::printf("engine %s\n", p.describe().c_str());
     const std::string suite = opt.get_string("suite", "all");
+    if (suite == "lengths" || suite == "all") run_lengths_suite(hx, opt.seed());
+    if (suite == "lengths") return;
     if (suite == "errors" || suite == "all") {
       run_error_suite(hx);
       for (engine::Cell cell : {engine::Cell::kLstm, engine::Cell::kGru}) run_nonfinite_case(hx, cell);
@@ -286,8 +365,8 @@ int main(int argc, char** argv) {
     if (suite == "errors") return;
 
     const std::string cell_opt = opt.get_string("cell", "both");
-    if (suite != "all" && suite != "errors" && suite != "cases") {
-      throw std::invalid_argument("--suite must be errors, cases or all (got '" + suite + "')");
+    if (suite != "all" && suite != "errors" && suite != "cases" && suite != "lengths") {
+      throw std::invalid_argument("--suite must be errors, cases, lengths or all (got '" + suite + "')");
     }
     if (cell_opt != "lstm" && cell_opt != "gru" && cell_opt != "both") {
       throw std::invalid_argument("--cell must be lstm, gru or both (got '" + cell_opt + "')");

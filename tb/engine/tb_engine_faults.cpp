@@ -45,7 +45,7 @@ Layer make_layer(EngineHarness& hx, engine::Cell cell, uint64_t seed) {
   l.lc = make_layer_case(rng, cfg, 4);
   l.fw = engine::forward(cfg, l.lc.weights, l.lc.xp, l.lc.state_in_fw);
   l.bw = engine::backward(cfg, l.lc.weights, l.fw.records, l.lc.dh_bits, l.lc.carry_in);
-  l.expected_delta = reverse_steps(l.bw.delta, cfg, engine::kDeltaWords);
+  l.expected_delta = engine::reverse_time(cfg, l.bw.delta, engine::kDeltaWords);
   l.budget = cycle_budget(cfg, p);
   return l;
 }

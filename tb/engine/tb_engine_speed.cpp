@@ -8,9 +8,11 @@
 // in LOAD and none written during FORWARD/BACKWARD (counted at the weight and
 // bias RAM write ports).
 // Shapes: LSTM and GRU; H = 1, NumPe+1, 2*NumPe and the largest up to
-// 8*NumPe; B = 1 and MaxBatch; T = 1 and 7; gate-store latency 1 and 30.
+// 8*NumPe; B = 1 and MaxBatch; T = 1 and 7, and T = 7 with mixed lengths
+// (7, 1, 4, 6, ...); gate-store latency 1 and 30.
 // Options: --seed N, --trace [file].
 #include <cstdio>
+#include <cstdlib>
 
 #include "farnn/engine_cycles.hpp"
 #include "layer_run.hpp"
@@ -48,13 +50,18 @@ int main(int argc, char** argv) {
         while ((g * h_max + p.num_pe - 1) / p.num_pe * h_max > p.weight_depth) --h_max;
         for (int h : {1, std::min(p.num_pe + 1, h_max), std::min(2 * p.num_pe, h_max), h_max}) {
           for (int b : {1, p.max_batch}) {
-            for (int t : {1, 7}) {
-              const engine::Config cfg{cell, h, b, t, p.num_pe};
+            for (int t : {1, 7, -7}) {  // -7: T = 7 with mixed lengths
+              if (t < 0 && b < 2) continue;
+              engine::Config cfg{cell, h, b, std::abs(t), p.num_pe};
+              if (t < 0) {
+                static const int kMixed[] = {7, 1, 4, 6, 2, 7, 3, 5};
+                for (int i = 0; i < b; ++i) cfg.lengths.push_back(kMixed[i % 8]);
+              }
               const LayerCase lc = make_layer_case(rng, cfg, 3);
               const LayerRun r = run_layer(hx, lc);
-              char buf[96];
-              std::snprintf(buf, sizeof buf, "%s H=%d B=%d T=%d gate-store latency %d", engine::cell_name(cell), h,
-                            b, t, mem);
+              char buf[128];
+              std::snprintf(buf, sizeof buf, "%s H=%d B=%d T=%d%s gate-store latency %d", engine::cell_name(cell), h,
+                            b, std::abs(t), t < 0 ? " mixed lengths" : "", mem);
               const std::string ctx = buf;
               if (!r.load.ok() || !r.fw.ok() || !r.bw.ok()) hx.tb().fail(ctx + ": a command failed");
               if (first_mismatch(r.model_fw.h, r.fw.h) >= 0 || first_mismatch(r.expected_delta, r.bw.delta) >= 0 ||

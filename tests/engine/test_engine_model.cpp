@@ -4,6 +4,7 @@
 // size errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -33,7 +34,7 @@ TEST(EngineModel, MatchesGoldenOverLongSequences) {
       FakeTb tb;
       SCOPED_TRACE(std::string(engine::cell_name(cell)) + " pes=" + std::to_string(pes));
       EXPECT_NO_THROW(check_against_golden(tb, lc, fw.h, fw.state_out,
-                                           reverse_steps(bw.delta, cfg, engine::kDeltaWords),
+                                           engine::reverse_time(cfg, bw.delta, engine::kDeltaWords),
                                            bw.state_out));
     }
   }
@@ -110,6 +111,78 @@ TEST(EngineModel, LoadImageLanesAndBeats) {
                                        0, 0, 0, 100, 102, 104, 101, 103, 105};
   EXPECT_EQ(engine::load_image(cfg, w, {4, 3}), three);
   EXPECT_EQ(engine::load_words(cfg), 18u);
+}
+
+// Sequences of a packed batch are independent: the packed model must give
+// each sequence exactly (bit for bit) what a batch of one with its own length
+// gives, whatever the lengths (unsorted, a length of 1, all equal).
+TEST(EngineModel, PackedLengthsEqualSeparateSequences) {
+  for (Cell cell : {Cell::kLstm, Cell::kGru}) {
+    for (const std::vector<int>& lengths : std::vector<std::vector<int>>{{5, 1, 3, 5}, {2, 2, 2, 2}, {5, 4, 2, 1}}) {
+      engine::Config full{cell, 6, 4, 5, 3};
+      Rng rng(77 + lengths[1]);
+      const LayerCase lc = make_layer_case(rng, full, 4);
+      engine::Config cfg = full;
+      cfg.lengths = lengths;
+      const int H = 6, GH = full.gate_rows(), SW = engine::state_words(cell);
+      // Pack the full-length inputs: step (t, b) of the packed arrays.
+      std::vector<uint32_t> xp, dh;
+      for (int t = 0; t < 5; ++t) {
+        for (int b = 0; b < 4; ++b) {
+          if (t >= lengths[b]) continue;
+          const size_t n = static_cast<size_t>(t) * 4 + b;
+          xp.insert(xp.end(), lc.xp.begin() + n * GH, lc.xp.begin() + (n + 1) * GH);
+          dh.insert(dh.end(), lc.dh_bits.begin() + n * H, lc.dh_bits.begin() + (n + 1) * H);
+        }
+      }
+      const auto fw = engine::forward(cfg, lc.weights, xp, lc.state_in_fw);
+      const auto bw = engine::backward(cfg, lc.weights, fw.records, dh, lc.carry_in);
+      const std::vector<int> order = cfg.end_order();
+      for (int b = 0; b < 4; ++b) {
+        const engine::Config one{cell, H, 1, lengths[b], 3};
+        std::vector<uint32_t> xp1, dh1, st1, carry1;
+        for (int t = 0; t < lengths[b]; ++t) {
+          const size_t n = static_cast<size_t>(cfg.packed_index(t, b));
+          xp1.insert(xp1.end(), xp.begin() + n * GH, xp.begin() + (n + 1) * GH);
+          dh1.insert(dh1.end(), dh.begin() + n * H, dh.begin() + (n + 1) * H);
+        }
+        st1.assign(lc.state_in_fw.begin() + b * H * SW, lc.state_in_fw.begin() + (b + 1) * H * SW);
+        carry1.assign(lc.carry_in.begin() + b * H, lc.carry_in.begin() + (b + 1) * H);
+        const auto fw1 = engine::forward(one, lc.weights, xp1, st1);
+        const auto bw1 = engine::backward(one, lc.weights, fw1.records, dh1, carry1);
+        for (int t = 0; t < lengths[b]; ++t) {
+          const size_t n = static_cast<size_t>(cfg.packed_index(t, b));
+          for (int j = 0; j < H; ++j) {
+            ASSERT_EQ(fw.h[n * H + j], fw1.h[static_cast<size_t>(t) * H + j]) << "h b=" << b << " t=" << t;
+            for (int w = 0; w < engine::kDeltaWords; ++w) {
+              ASSERT_EQ(bw.delta[(n * H + j) * 4 + w], bw1.delta[(static_cast<size_t>(t) * H + j) * 4 + w])
+                  << "delta b=" << b << " t=" << t;
+            }
+          }
+        }
+        const size_t at = std::find(order.begin(), order.end(), b) - order.begin();
+        for (int i = 0; i < H * SW; ++i) {
+          ASSERT_EQ(fw.state_out[at * H * SW + i], fw1.state_out[i]) << "final state of b=" << b;
+          ASSERT_EQ(bw.state_out[static_cast<size_t>(b) * H * SW + i], bw1.state_out[i]) << "dh0 of b=" << b;
+        }
+      }
+      // reverse_time puts the last step first; forward_time undoes it.
+      EXPECT_EQ(engine::forward_time(cfg, engine::reverse_time(cfg, dh, 1), 1), dh);
+      const int last_t = *std::max_element(lengths.begin(), lengths.end()) - 1;
+      EXPECT_EQ(engine::reverse_time(cfg, dh, 1).front(), dh[static_cast<size_t>(cfg.packed_index(last_t, 0)) * H]);
+    }
+  }
+}
+
+TEST(EngineModel, RejectsBadLengths) {
+  engine::Config cfg{Cell::kLstm, 2, 2, 3, 4};
+  engine::Weights w;
+  w.w_hh.assign(16, 0);
+  w.b_hh.assign(8, 0);
+  for (const std::vector<int>& bad : std::vector<std::vector<int>>{{0, 3}, {3, 4}, {3}}) {
+    cfg.lengths = bad;
+    EXPECT_THROW(engine::validate(cfg, w), std::invalid_argument);
+  }
 }
 
 TEST(EngineModel, RejectsWrongSizes) {

@@ -36,6 +36,7 @@ enum class Status : uint8_t {
   kAborted = 16,
   kBadBank = 17,
   kBankBusy = 18,
+  kBadLength = 19,
 };
 
 // The stream or port a framing or timeout status names.
@@ -77,6 +78,7 @@ inline constexpr StatusInfo kStatusTable[] = {
     {Status::kAborted, "ERR_ABORTED", "aborted"},
     {Status::kBadBank, "ERR_BAD_BANK", "weight bank above NumBanks"},
     {Status::kBankBusy, "ERR_BANK_BUSY", "the weight bank is in use by a LOAD or by the running command"},
+    {Status::kBadLength, "ERR_BAD_LENGTH", "a sequence length outside 1..T"},
 };
 
 struct UnitInfo {

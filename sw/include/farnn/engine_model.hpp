@@ -2,16 +2,24 @@
 // operation for operation in the hardware's order, on binary32 bit patterns.
 // RTL results are compared against it bit for bit.
 //
-// Layouts (the engine's stream order, see docs/architecture.md):
+// Layouts (the engine's stream order, see docs/architecture.md). Sequences may
+// have their own lengths (1..T): step (t, b) exists while t < length(b), and
+// per-step data is *packed* in PyTorch PackedSequence order — time steps in
+// order, in each only the sequences still running, in slot order ([T][B] when
+// every length is T). "[S]" below is that packed step index.
 //   chain row k = G*j + g  <->  PyTorch row g*H + j   (unit-major, gate-minor)
-//   xp      [T][B][G*H]  unit-major, includes b_ih (computed on the GPU side)
-//   h       [T][B][H]
-//   dh      [T][B][H]    gradient from the layer above
-//   delta   [T][B][H][4] LSTM: d(pre) of i,f,g,o   GRU: d(pre) of r,z,n and
-//                        d(U_hn h + b_hn) = d(pre n) * r
-//   records [T][B][H][8] FW activations kept for BW (the gate store):
-//                        LSTM i,f,g,o,tanh(c),c_prev,0,0  GRU r,z,n,hn,h_prev,0,0,0
-//   state   per sequence, unit-interleaved: LSTM (h,c) or (dh,dc) pairs, GRU h or dh
+//   xp      [S][G*H]   unit-major, includes b_ih (computed on the GPU side)
+//   h       [S][H]
+//   dh      [S][H]     gradient from the layer above
+//   delta   [S][H][4]  LSTM: d(pre) of i,f,g,o   GRU: d(pre) of r,z,n and
+//                      d(U_hn h + b_hn) = d(pre n) * r
+//   records [S][H][8]  FW activations kept for BW (the gate store):
+//                      LSTM i,f,g,o,tanh(c),c_prev,0,0  GRU r,z,n,hn,h_prev,0,0,0
+//   state   per sequence, unit-interleaved: LSTM (h,c) or (dh,dc) pairs, GRU h or dh;
+//           FW final states in the order the sequences end (length, then slot),
+//           BW (dh0, dc0) in slot order
+// The backward streams (dh in, delta out) run time backwards: reverse_time()
+// turns a packed [S] array into that order, forward_time() back.
 #pragma once
 
 #include <cstdint>
@@ -36,8 +44,23 @@ struct Config {
   int batch = 1;
   int steps = 1;
   int num_pe = 1;
+  std::vector<int> lengths = {};  // per sequence, 1..steps; empty: every sequence runs `steps`
   int gate_rows() const { return gates(cell) * hidden; }
+  int length(int b) const { return lengths.empty() ? steps : lengths[static_cast<size_t>(b)]; }
+  // Sequences still running at step t, and the packed steps before step t.
+  int active_at(int t) const;
+  int steps_before(int t) const;
+  int packed_steps() const { return steps_before(steps); }  // sum of the lengths
+  // Packed index of step (t, b); -1 when sequence b has ended.
+  int packed_index(int t, int b) const;
+  // Slots in the order their forward ends (length, then slot).
+  std::vector<int> end_order() const;
 };
+
+// A packed [S][H][words] array in backward order (time steps reversed, slots
+// in order within a step), and back.
+std::vector<uint32_t> reverse_time(const Config& cfg, const std::vector<uint32_t>& packed, int words);
+std::vector<uint32_t> forward_time(const Config& cfg, const std::vector<uint32_t>& reversed, int words);
 
 // Recurrent weights in PyTorch layout (weight_hh_l0, bias_hh_l0) as bit patterns.
 struct Weights {
