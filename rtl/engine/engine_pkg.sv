@@ -67,6 +67,46 @@ package engine_pkg;
     pe_drain_delay = mul_lat + add_lat + 4;
   endfunction
 
+  // The sequencer's spacing rules, all in one place (the cycle model in
+  // sw/lib/engine_cycles.cpp mirrors them by name). rows = ceil(G*H / NumPe).
+  // FW: cycles between ELEM tokens. A PE does its rows' MACs on each element,
+  // and revisits an accumulator no sooner than AddLatency + 2 cycles later.
+  function automatic int unsigned fw_elem_spacing(input int unsigned rows, input int unsigned add_lat);
+    fw_elem_spacing = (rows > add_lat + 2) ? rows : add_lat + 2;
+  endfunction
+  // FW: a step's last ELEM comes at least this many cycles after the previous
+  // step's: the previous results must have left the drain slots of every PE.
+  function automatic int unsigned fw_result_gap(input int unsigned rows, input int unsigned num_pe,
+                                                input int unsigned mul_lat, input int unsigned add_lat);
+    fw_result_gap = rows * num_pe + pe_drain_delay(mul_lat, add_lat) + 4;
+  endfunction
+  // BW: start-to-start spacing of the waves of delta rows: a PE's H MACs per
+  // row, the adder's revisit distance, one token per PE.
+  function automatic int unsigned bw_wave_spacing(input int unsigned hidden, input int unsigned num_pe,
+                                                  input int unsigned add_lat);
+    bw_wave_spacing = hidden;
+    if (bw_wave_spacing < add_lat + 2) bw_wave_spacing = add_lat + 2;
+    if (bw_wave_spacing < num_pe) bw_wave_spacing = num_pe;
+  endfunction
+  // BW: the last wave's start to the REDUCE token: its MACs written back.
+  function automatic int unsigned bw_reduce_gap(input int unsigned hidden, input int unsigned last_wave_tokens,
+                                                input int unsigned mul_lat, input int unsigned add_lat);
+    bw_reduce_gap = (hidden > add_lat + 2) ? hidden + mul_lat : add_lat + 2 + mul_lat;
+    if (bw_reduce_gap < last_wave_tokens) bw_reduce_gap = last_wave_tokens;
+  endfunction
+  // BW: the REDUCE token to the next wave: the reduction partials have passed
+  // every PE holding rows (AddLatency each) before new MACs use its adder.
+  function automatic int unsigned bw_after_reduce(input int unsigned hidden, input int unsigned gate_rows,
+                                                  input int unsigned num_pe, input int unsigned mul_lat,
+                                                  input int unsigned add_lat);
+    bw_after_reduce = hidden + ((gate_rows < num_pe) ? gate_rows - 1 : num_pe - 1) * add_lat;
+    bw_after_reduce = (bw_after_reduce > mul_lat + 1) ? bw_after_reduce - mul_lat : 1;
+  endfunction
+  // Cycles a new configuration takes to reach every PE of the chain.
+  function automatic int unsigned cfg_settle_cycles(input int unsigned num_pe);
+    cfg_settle_cycles = num_pe + 4;
+  endfunction
+
   // Cycles the datapath is held in reset after an abort, a timeout or a framing
   // error: every pipeline without a reset of its own (the PE's MAC bookkeeping,
   // 1 + MulLatency + AddLatency deep) has emptied by then.

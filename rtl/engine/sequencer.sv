@@ -166,7 +166,6 @@ module sequencer #(
 
   localparam int unsigned La = AddLatency;
   localparam int unsigned Lm = MulLatency;
-  localparam int unsigned DrainDelay = engine_pkg::pe_drain_delay(Lm, La);
   localparam int unsigned CW = 40;  // width of unit/word counts (T*B*G*H < 2^40)
   localparam logic [CW-1:0] FIFO_CREDITS = CW'(FifoDepth);
   localparam int unsigned FlushCycles = engine_pkg::flush_cycles(Lm, La);
@@ -580,17 +579,13 @@ module sequencer #(
         rows_d   = quo_q + 18'(rem_q != 0);
         rh_d     = (CW'(quo_q) + CW'(rem_q != 0)) * hid_cw;
         bh_d     = CW'(bat_q) * hid_cw;
-        s_fw_d   = 16'(quo_q + 18'(rem_q != 0));
-        if (32'(s_fw_d) < La + 2) s_fw_d = 16'(La + 2);
-        l_res_d  = (32'(quo_q) + 32'(rem_q != 0)) * NumPe + DrainDelay + 4;
-        s_bw_d   = hid_q;
-        if (32'(s_bw_d) < La + 2) s_bw_d = 16'(La + 2);
-        if (32'(s_bw_d) < NumPe) s_bw_d = 16'(NumPe);
+        // The spacing rules (engine_pkg, "The sequencer's spacing rules").
+        s_fw_d   = 16'(engine_pkg::fw_elem_spacing(32'(quo_q) + 32'(rem_q != 0), La));
+        l_res_d  = engine_pkg::fw_result_gap(32'(quo_q) + 32'(rem_q != 0), NumPe, Lm, La);
+        s_bw_d   = 16'(engine_pkg::bw_wave_spacing(32'(hid_q), NumPe, La));
         p_last_d = (rem_q == 0) ? 16'(NumPe) : 16'(rem_q);
-        s_red_d  = 16'((32'(hid_q) > La + 2) ? 32'(hid_q) + Lm : La + 2 + Lm);
-        if (s_red_d < p_last_d) s_red_d = p_last_d;
-        s_ared_d = 16'(32'(hid_q) + ((32'(gh_q) < NumPe) ? 32'(gh_q) - 1 : NumPe - 1) * La);
-        s_ared_d = (32'(s_ared_d) > Lm + 1) ? s_ared_d - 16'(Lm) : 16'd1;
+        s_red_d  = 16'(engine_pkg::bw_reduce_gap(32'(hid_q), (rem_q == 0) ? NumPe : 32'(rem_q), Lm, La));
+        s_ared_d = 16'(engine_pkg::bw_after_reduce(32'(hid_q), 32'(gh_q), NumPe, Lm, La));
         state_d  = S_PRODUCT;
       end
 
@@ -602,7 +597,7 @@ module sequencer #(
       end
 
       S_CHECK: begin
-        wait_cfg_d = 16'(NumPe + 4);
+        wait_cfg_d = 16'(engine_pkg::cfg_settle_cycles(NumPe));
         state_d    = S_CFGWAIT;
         if (rh_q > CW'(WeightDepth)) begin
           status_d = engine_pkg::ERR_HIDDEN_TOO_LARGE;

@@ -113,12 +113,13 @@ Schedule Schedule::of(const Config& cfg, const EngineTiming& t) {
   s.num_gates = g;
   s.rows_floor = gh / p;
   s.rows = (gh + p - 1) / p;
-  s.spacing_fw = std::max(s.rows, la + 2);
-  s.result_gap = s.rows * p + latencies(cfg.cell, t).drain_delay + 4;
-  s.spacing_bw = std::max({h, la + 2, p});
   s.tokens_last_wave = gh % p == 0 ? p : gh % p;
-  s.reduce_gap = std::max(h > la + 2 ? h + lm : la + 2 + lm, s.tokens_last_wave);
-  const int ared = h + (gh < p ? gh - 1 : p - 1) * la;
+  // engine_pkg's spacing rules, by the same names.
+  s.spacing_fw = std::max(s.rows, la + 2);                                           // fw_elem_spacing
+  s.result_gap = s.rows * p + latencies(cfg.cell, t).drain_delay + 4;                // fw_result_gap
+  s.spacing_bw = std::max({h, la + 2, p});                                           // bw_wave_spacing
+  s.reduce_gap = std::max(h > la + 2 ? h + lm : la + 2 + lm, s.tokens_last_wave);    // bw_reduce_gap
+  const int ared = h + (gh < p ? gh - 1 : p - 1) * la;                               // bw_after_reduce
   s.after_reduce = ared > lm + 1 ? ared - lm : 1;
   return s;
 }
