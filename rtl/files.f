@@ -29,6 +29,9 @@ rtl/engine/act_bw_gru.sv
 rtl/engine/act_unit.sv
 rtl/engine/stream_pack.sv
 rtl/engine/stream_unpack.sv
+rtl/engine/running_slots.sv
+rtl/engine/store_prefetch.sv
+rtl/engine/run_counters.sv
 rtl/engine/loader.sv
 rtl/engine/sequencer.sv
 rtl/engine/engine.sv

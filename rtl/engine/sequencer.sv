@@ -257,15 +257,11 @@ module sequencer #(
   logic [CW-1:0] units_q, units_d;    // units completed by the activation unit
   logic [CW-1:0] xp_av_q, xp_av_d, dh_av_q, dh_av_d, rec_av_q, rec_av_d;
   logic [CW-1:0] hout_cr_q, hout_cr_d, dout_cr_q, dout_cr_d, sout_cr_q, sout_cr_d;
-  logic [CW-1:0] store_cr_q, store_cr_d, rec_cr_q, rec_cr_d;
+  logic [CW-1:0] store_cr_q, store_cr_d;
   logic [CW-1:0] xp_left_q, xp_left_d, dh_left_q, dh_left_d;
-  // Prefetch.
-  logic [CW-1:0] pf_left_q, pf_left_d, pf_idx_q, pf_idx_d, pf_blk_q, pf_blk_d;
-  logic [15:0]   pf_t_q, pf_t_d;      // time step of the block being read
 
-  // Counters.
-  logic [63:0] c_cyc_q, c_cyc_d, c_mac_q, c_mac_d, c_in_q, c_in_d, c_out_q, c_out_d;
-  logic [63:0] c_dep_q, c_dep_d, c_st_q, c_st_d, c_nf_q, c_nf_d;
+  // The stall cause of this cycle, one-hot {gate store, dependency, output, input}.
+  logic [3:0] stall;
 
   // Token output registers (data comes from a buffer read or tok_data_q).
   logic                  tk_valid_q, tk_valid_d;
@@ -279,11 +275,6 @@ module sequencer #(
 
   // ------------------------------------------------------ step conditions
   logic [CW-1:0] need;      // H in counter width
-  // Sequences running at a time step: length > t.
-  function automatic logic [MaxBatch-1:0] running_at(input logic [MaxBatch*16-1:0] lens,
-                                                      input logic [15:0] bat, input logic [16:0] t);
-    for (int b = 0; b < MaxBatch; b++) running_at[b] = (b < 32'(bat)) && ({1'b0, lens[b*16 +: 16]} > t);
-  endfunction
   // The lowest slot of `mask` above `after` (after = -1: the lowest), and whether there is one.
   function automatic logic [16:0] first_after(input logic [MaxBatch-1:0] mask, input logic [16:0] after);
     first_after = '0;
@@ -291,19 +282,17 @@ module sequencer #(
       if (mask[b] && $signed({1'b0, 17'(b)}) > $signed({after[16], after})) first_after = {1'b1, 16'(b)};
     end
   endfunction
-  function automatic logic [15:0] count_of(input logic [MaxBatch-1:0] mask);
-    count_of = '0;
-    for (int b = 0; b < MaxBatch; b++) count_of = count_of + 16'(mask[b]);
-  endfunction
-
   logic [15:0] len_b;                  // length of the current step's sequence
   logic [MaxBatch-1:0] run_t, run_next;  // running at t, at the next t (FW t+1, BW t-1)
   logic [16:0] nb_same, nb_next;       // {found, slot}: next sequence at t / at the next t
   logic [15:0] next_t;
   assign len_b    = len_q[BWidth'(b_q)*16 +: 16];
-  assign run_t    = running_at(len_q, bat_q, {1'b0, t_q});
   assign next_t   = is_fw ? t_q + 1'b1 : t_q - 1'b1;
-  assign run_next = running_at(len_q, bat_q, {1'b0, next_t});
+  logic [15:0] unused_count_t, unused_count_next;
+  running_slots #(.MaxBatch(MaxBatch)) u_run_t (
+    .lengths_i(len_q), .batch_i(bat_q), .t_i(t_q), .mask_o(run_t), .count_o(unused_count_t));
+  running_slots #(.MaxBatch(MaxBatch)) u_run_next (
+    .lengths_i(len_q), .batch_i(bat_q), .t_i(next_t), .mask_o(run_next), .count_o(unused_count_next));
   assign nb_same  = first_after(run_t, {1'b0, b_q});
   assign nb_next  = first_after(run_next, 17'h1ffff);
 
@@ -433,7 +422,6 @@ module sequencer #(
     maxlen_d   = maxlen_q;
     maxslot_d  = maxslot_q;
     len_bad_d  = len_bad_q;
-    pf_t_d     = pf_t_q;
     j_d        = j_q;
     w_d        = w_q;
     i_d        = i_q;
@@ -448,23 +436,13 @@ module sequencer #(
     xp_av_d    = xp_av_q + CW'(xp_unit_i);
     dh_av_d    = dh_av_q + CW'(dh_word_i);
     rec_av_d   = rec_av_q + CW'(rec_push_i);
+    stall      = '0;
     hout_cr_d  = hout_cr_q + CW'(hout_pop_i);
     dout_cr_d  = dout_cr_q + CW'(dout_pop_i);
     sout_cr_d  = sout_cr_q + CW'(sout_pop_i);
     store_cr_d = store_cr_q + CW'(store_pop_i);
-    rec_cr_d   = rec_cr_q + CW'(rec_pop_i);
     xp_left_d  = xp_left_q - CW'(xp_word_i);
     dh_left_d  = dh_left_q - CW'(dh_word_i);
-    pf_left_d  = pf_left_q;
-    pf_idx_d   = pf_idx_q;
-    pf_blk_d   = pf_blk_q;
-    c_cyc_d    = c_cyc_q + 64'(state_q != S_IDLE);
-    c_mac_d    = c_mac_q + 64'(mac_count_i);
-    c_in_d     = c_in_q;
-    c_out_d    = c_out_q;
-    c_dep_d    = c_dep_q;
-    c_st_d     = c_st_q;
-    c_nf_d     = c_nf_q + 64'(nonfinite_i);
     tk_valid_d = 1'b0;
     tk_op_d    = tk_op_q;
     tk_first_d = 1'b0;
@@ -487,7 +465,6 @@ module sequencer #(
     desc_valid_o    = 1'b0;
     desc_batch_o    = BWidth'(b_q);
     desc_flag_o     = 1'b0;
-    rd_req_valid_o  = 1'b0;
     flush_o         = (state_q == S_ABORT);
     xp_skip_o       = (state_q == S_SKIP) && (skip_q == engine_pkg::UNIT_XP);
     dh_skip_o       = (state_q == S_SKIP) && (skip_q == engine_pkg::UNIT_DH);
@@ -510,13 +487,6 @@ module sequencer #(
           unit_d   = engine_pkg::UNIT_NONE;
           skip_d   = engine_pkg::UNIT_NONE;
           wd_d     = '0;
-          c_cyc_d  = 64'd1;
-          c_mac_d  = '0;
-          c_in_d   = '0;
-          c_out_d  = '0;
-          c_dep_d  = '0;
-          c_st_d   = '0;
-          c_nf_d   = '0;
           state_d  = S_SETUP;
         end
       end
@@ -668,14 +638,8 @@ module sequencer #(
           dout_cr_d  = FIFO_CREDITS;
           sout_cr_d  = FIFO_CREDITS;
           store_cr_d = FIFO_CREDITS;
-          rec_cr_d   = FIFO_CREDITS;
           xp_left_d  = is_fw ? tbh_q * CW'(gates) : '0;
           dh_left_d  = is_bw ? tbh_q : '0;
-          pf_left_d  = is_bw ? tbh_q : '0;
-          // The first block: the records of the last time step, all sequences with the longest length.
-          pf_t_d     = maxlen_q - 1'b1;
-          pf_blk_d   = CW'(count_of(running_at(len_q, bat_q, {1'b0, maxlen_q - 1'b1}))) * hid_cw;
-          pf_idx_d   = tbh_q - CW'(count_of(running_at(len_q, bat_q, {1'b0, maxlen_q - 1'b1}))) * hid_cw;
           left_d  = (is_fw && is_lstm) ? bh_q << 1 : bh_q;
           state_d = S_STATE;
         end
@@ -714,7 +678,7 @@ module sequencer #(
             state_d  = S_ABORT;
           end
         end else begin
-          c_in_d = c_in_q + 1;
+          stall = 4'b0001;
         end
       end
 
@@ -755,13 +719,13 @@ module sequencer #(
                 if (n_q + 1 == tb_q) state_d = S_DRAIN;
               end
             end else if (!fw_dep_ok) begin
-              c_dep_d = c_dep_q + 1;
+              stall = 4'b0100;
             end else if (!fw_in_ok) begin
-              c_in_d = c_in_q + 1;
+              stall = 4'b0001;
             end else if (!fw_out_ok) begin
-              c_out_d = c_out_q + 1;
+              stall = 4'b0010;
             end else if (!fw_st_ok) begin
-              c_st_d = c_st_q + 1;
+              stall = 4'b1000;
             end
           end
         end else begin
@@ -829,13 +793,13 @@ module sequencer #(
                 if (n_q + 1 == tb_q + CW'(bat_q)) state_d = S_DRAIN;
               end
             end else if (!bw_dep_ok) begin
-              c_dep_d = c_dep_q + 1;
+              stall = 4'b0100;
             end else if (!bw_in_ok) begin
-              c_in_d = c_in_q + 1;
+              stall = 4'b0001;
             end else if (!bw_out_ok) begin
-              c_out_d = c_out_q + 1;
+              stall = 4'b0010;
             end else if (!bw_st_ok) begin
-              c_st_d = c_st_q + 1;
+              stall = 4'b1000;
             end
           end
         end
@@ -856,7 +820,7 @@ module sequencer #(
             f_len_d  = len_q;
           end
         end else if (units_q == (is_bw ? tbh_q + bh_q : tbh_q)) begin
-          c_out_d = c_out_q + 1;
+          stall = 4'b0010;
         end
       end
 
@@ -923,25 +887,46 @@ module sequencer #(
     // A LOAD into the bank of the last FORWARD changes its weights.
     if (load_start_i && f_bank_q == 8'(load_bank_i)) f_ok_d = 1'b0;
 
-    // Backward record prefetch: act order, t from T-1 down, b, j.
-    if (running && is_bw && pf_left_q != 0 && rec_cr_q != 0) begin
-      rd_req_valid_o = 1'b1;
-      if (rd_req_ready_i) begin
-        rec_cr_d  = rec_cr_d - 1;
-        pf_left_d = pf_left_q - 1;
-        pf_idx_d  = pf_idx_q + 1;
-        pf_blk_d  = pf_blk_q - 1;
-        if (pf_blk_q == 1) begin  // next block: the records of time step t - 1
-          pf_t_d   = pf_t_q - 1'b1;
-          pf_blk_d = CW'(count_of(running_at(len_q, bat_q, {1'b0, pf_t_q - 1'b1}))) * hid_cw;
-          pf_idx_d = pf_idx_q + 1 - CW'(count_of(running_at(len_q, bat_q, {1'b0, pf_t_q}))) * hid_cw -
-                     CW'(count_of(running_at(len_q, bat_q, {1'b0, pf_t_q - 1'b1}))) * hid_cw;
-        end
-      end
-    end
   end
 
-  assign rd_req_addr_o = base_q + MemAddrWidth'(pf_idx_q << 5);
+  // Backward record prefetch (owns the record FIFO's credits).
+  store_prefetch #(
+    .MaxBatch    (MaxBatch),
+    .MemAddrWidth(MemAddrWidth),
+    .FifoDepth   (FifoDepth)
+  ) u_prefetch (
+    .clk_i,
+    .rst_i,
+    .start_i    (state_q == S_CFGWAIT && wait_cfg_q == 0),
+    .enable_i   (running && is_bw),
+    .base_i     (base_q),
+    .records_i  (is_bw ? tbh_q : '0),
+    .hidden_i   (hid_q),
+    .batch_i    (bat_q),
+    .lengths_i  (len_q),
+    .maxlen_i   (maxlen_q),
+    .rec_pop_i,
+    .req_valid_o(rd_req_valid_o),
+    .req_ready_i(rd_req_ready_i),
+    .req_addr_o (rd_req_addr_o)
+  );
+
+  run_counters #(.CountWidth(CountWidth)) u_counters (
+    .clk_i,
+    .rst_i,
+    .clear_i       (state_q == S_IDLE && cmd_valid_i),
+    .active_i      (state_q != S_IDLE),
+    .macs_i        (mac_count_i),
+    .stall_i       (stall),
+    .nonfinite_i,
+    .cycles_o      (cnt_cycles_o),
+    .macs_o        (cnt_macs_o),
+    .stall_input_o (cnt_stall_input_o),
+    .stall_output_o(cnt_stall_output_o),
+    .stall_dep_o   (cnt_stall_dep_o),
+    .stall_store_o (cnt_stall_store_o),
+    .nonfinite_o   (cnt_nonfinite_o)
+  );
 
   // Loading writes: {b, j} addresses, h buffer / state RAM / bias.
   assign load_addr_o = {BWidth'(b_q), JWidth'(j_q)};
@@ -969,14 +954,6 @@ module sequencer #(
       cell_q     <= engine_pkg::CELL_LSTM;
       xp_left_q  <= '0;
       dh_left_q  <= '0;
-      pf_left_q  <= '0;
-      c_cyc_q    <= '0;
-      c_mac_q    <= '0;
-      c_in_q     <= '0;
-      c_out_q    <= '0;
-      c_dep_q    <= '0;
-      c_st_q     <= '0;
-      c_nf_q     <= '0;
     end else begin
       state_q    <= state_d;
       status_q   <= status_d;
@@ -990,14 +967,6 @@ module sequencer #(
       cell_q     <= cell_d;
       xp_left_q  <= xp_left_d;
       dh_left_q  <= dh_left_d;
-      pf_left_q  <= pf_left_d;
-      c_cyc_q    <= c_cyc_d;
-      c_mac_q    <= c_mac_d;
-      c_in_q     <= c_in_d;
-      c_out_q    <= c_out_d;
-      c_dep_q    <= c_dep_d;
-      c_st_q     <= c_st_d;
-      c_nf_q     <= c_nf_d;
     end
   end
 
@@ -1043,7 +1012,6 @@ module sequencer #(
     maxlen_q   <= maxlen_d;
     maxslot_q  <= maxslot_d;
     len_bad_q  <= len_bad_d;
-    pf_t_q     <= pf_t_d;
     f_len_q    <= f_len_d;
     j_q        <= j_d;
     w_q        <= w_d;
@@ -1063,9 +1031,6 @@ module sequencer #(
     dout_cr_q  <= dout_cr_d;
     sout_cr_q  <= sout_cr_d;
     store_cr_q <= store_cr_d;
-    rec_cr_q   <= rec_cr_d;
-    pf_idx_q   <= pf_idx_d;
-    pf_blk_q   <= pf_blk_d;
     tk_op_q    <= tk_op_d;
     tk_first_q <= tk_first_d;
     tk_last_q  <= tk_last_d;
@@ -1110,13 +1075,6 @@ module sequencer #(
     endcase
   end
 
-  assign cnt_cycles_o       = c_cyc_q;
-  assign cnt_macs_o         = c_mac_q;
-  assign cnt_stall_input_o  = c_in_q;
-  assign cnt_stall_output_o = c_out_q;
-  assign cnt_stall_dep_o    = c_dep_q;
-  assign cnt_stall_store_o  = c_st_q;
-  assign cnt_nonfinite_o    = c_nf_q;
 
 `ifndef SYNTHESIS
   // Running sets only shrink with t (FW) and grow as t falls (BW): a step
