@@ -67,6 +67,18 @@ package engine_pkg;
     pe_drain_delay = mul_lat + add_lat + 4;
   endfunction
 
+  // The checks a LOAD and a FORWARD/BACKWARD share: bank, cell type, hidden
+  // size. ERR_NONE when the layer can exist in this engine.
+  function automatic logic [4:0] layer_error(input logic [7:0] bank, input int unsigned num_banks,
+                                             input logic [1:0] cell_type, input logic [15:0] hidden,
+                                             input int unsigned max_hidden);
+    if (32'(bank) >= num_banks)                     layer_error = ERR_BAD_BANK;
+    else if (cell_type != CELL_LSTM && cell_type != CELL_GRU) layer_error = ERR_BAD_CELL;
+    else if (hidden == 0)                           layer_error = ERR_HIDDEN_ZERO;
+    else if (32'(hidden) > max_hidden)              layer_error = ERR_HIDDEN_TOO_LARGE;
+    else                                            layer_error = ERR_NONE;
+  endfunction
+
   // The sequencer's spacing rules, all in one place (the cycle model in
   // sw/lib/engine_cycles.cpp mirrors them by name). rows = ceil(G*H / NumPe).
   // FW: cycles between ELEM tokens. A PE does its rows' MACs on each element,

@@ -211,17 +211,8 @@ module loader #(
         rem_d   = (cell_q == engine_pkg::CELL_GRU) ? 18'(hid_q) * 18'd3 : 18'(hid_q) * 18'd4;
         quo_d   = '0;
         state_d = L_DIVIDE;
-        if (32'(bank_in_q) >= NumBanks) begin
-          status_d = engine_pkg::ERR_BAD_BANK;
-          state_d  = L_DONE;
-        end else if (cell_q != engine_pkg::CELL_LSTM && cell_q != engine_pkg::CELL_GRU) begin
-          status_d = engine_pkg::ERR_BAD_CELL;
-          state_d  = L_DONE;
-        end else if (hid_q == 0) begin
-          status_d = engine_pkg::ERR_HIDDEN_ZERO;
-          state_d  = L_DONE;
-        end else if (32'(hid_q) > MaxHidden) begin
-          status_d = engine_pkg::ERR_HIDDEN_TOO_LARGE;
+        if (engine_pkg::layer_error(bank_in_q, NumBanks, cell_q, hid_q, MaxHidden) != engine_pkg::ERR_NONE) begin
+          status_d = engine_pkg::layer_error(bank_in_q, NumBanks, cell_q, hid_q, MaxHidden);
           state_d  = L_DONE;
         end
       end

@@ -507,17 +507,9 @@ module sequencer #(
         if (!is_fw && !is_bw) begin  // LOAD belongs to the loader's port
           status_d = engine_pkg::ERR_BAD_COMMAND;
           state_d  = S_DONE;
-        end else if (32'(bank_q) >= NumBanks) begin
-          status_d = engine_pkg::ERR_BAD_BANK;
-          state_d  = S_DONE;
-        end else if (!is_lstm && !is_gru) begin
-          status_d = engine_pkg::ERR_BAD_CELL;
-          state_d  = S_DONE;
-        end else if (hid_q == 0) begin
-          status_d = engine_pkg::ERR_HIDDEN_ZERO;
-          state_d  = S_DONE;
-        end else if (32'(hid_q) > MaxHidden) begin
-          status_d = engine_pkg::ERR_HIDDEN_TOO_LARGE;
+        end else if (engine_pkg::layer_error(bank_q, NumBanks, cell_q, hid_q, MaxHidden) !=
+                     engine_pkg::ERR_NONE) begin
+          status_d = engine_pkg::layer_error(bank_q, NumBanks, cell_q, hid_q, MaxHidden);
           state_d  = S_DONE;
         end
       end

@@ -7,11 +7,14 @@
 // latency and the final drain), stall cycles by cause, bytes moved on each
 // stream, the cycles of the analytic schedule (sw/lib/engine_cycles.cpp; equal
 // to the measured ones under these ideal streams, `make test` checks it), and
-// the projected time and throughput at the given clock. Outputs
+// the projected time and throughput at the clock `make synth` estimates (the
+// figure it writes into docs/capacity.md) or --clock-mhz. Outputs
 // are checked bit-exact against the model so that no figure comes from a
 // wrong run. Writes JSON (--json FILE).
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
 
 #include "farnn/engine_cycles.hpp"
 
@@ -56,6 +59,20 @@ json load_json(const CommandResult& r, uint64_t schedule_cycles, int lanes) {
               {"fraction_of_lanes", per_cycle / lanes}};
 }
 
+// The clock estimate of the last `make synth`: "N levels -> F MHz" in docs/capacity.md.
+double synth_clock_mhz() {
+  std::ifstream in(FARNN_CAPACITY_DOC);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::smatch m;
+  const std::string s = text.str();
+  if (!std::regex_search(s, m, std::regex("(\\d+) levels -> ([0-9.]+) MHz"))) {
+    throw std::runtime_error(std::string("no clock estimate in ") + FARNN_CAPACITY_DOC +
+                             ": run `make synth` or pass --clock-mhz");
+  }
+  return std::stod(m[2]);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -64,7 +81,9 @@ int main(int argc, char** argv) {
     EngineHarness hx(opt, "bench_engine");
     const EngineParams& p = hx.params();
     const int steps = static_cast<int>(opt.get_int("steps", 100));
-    const double clock_hz = opt.get_double("clock-mhz", 300.0) * 1e6;
+    const bool given = opt.has("clock-mhz");
+    const double clock_hz = (given ? opt.get_double("clock-mhz", 0) : synth_clock_mhz()) * 1e6;
+    if (!(clock_hz > 0)) throw std::invalid_argument("--clock-mhz must be positive");
     Stress ideal;
     ideal.mem_min_latency = ideal.mem_max_latency = 30;
     hx.set_stress(ideal);
@@ -75,6 +94,7 @@ int main(int argc, char** argv) {
               {{"num_pe", p.num_pe}, {"weight_depth", p.weight_depth}, {"max_hidden", p.max_hidden},
                {"max_batch", p.max_batch}, {"mul_latency", p.mul_latency}, {"add_latency", p.add_latency}}},
              {"clock_mhz", clock_hz / 1e6},
+             {"clock_source", given ? "--clock-mhz" : "make synth estimate (docs/capacity.md)"},
              {"steps", steps},
              {"seed", opt.seed()},
              {"configs", json::array()}};

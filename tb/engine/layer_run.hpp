@@ -34,6 +34,52 @@ inline uint64_t cycle_budget(const engine::Config& c, const EngineParams& p) {
   return 20000 + 20 * per_step * c.steps * c.batch + 40 * (gh * (c.hidden + 1));
 }
 
+// The command of one phase of a layer case: its configuration and streams.
+inline EngineCommand layer_command(const LayerCase& lc, Op op, const engine::LoadLayout& layout, int bank = 0,
+                                   uint32_t watchdog = 0) {
+  const engine::Config& cfg = lc.cfg;
+  EngineCommand c;
+  c.op = op;
+  c.bank = bank;
+  c.cell = static_cast<int>(cfg.cell);
+  c.hidden = cfg.hidden;
+  c.batch = cfg.batch;
+  c.steps = cfg.steps;
+  c.lengths = cfg.lengths;
+  c.store_base = kStoreBase;
+  c.store_size = static_cast<uint64_t>(cfg.packed_steps()) * cfg.hidden * 32;
+  c.watchdog = watchdog;
+  if (op == Op::kLoad) c.weights = engine::load_image(cfg, lc.weights, layout);
+  if (op == Op::kForward) {
+    c.state_in = lc.state_in_fw;
+    c.xp = lc.xp;
+  }
+  if (op == Op::kBackward) {
+    c.state_in = lc.carry_in;
+    c.dh = lc.dh_stream;
+  }
+  return c;
+}
+
+// A layer case with the model's results, for tests that run its phases one
+// by one (and around faults).
+struct ModelLayer {
+  LayerCase lc;
+  engine::ForwardResult fw;
+  engine::BackwardResult bw;
+  std::vector<uint32_t> expected_delta;  // the delta stream's order
+};
+
+inline ModelLayer model_layer(const engine::Config& cfg, uint64_t seed, int input) {
+  Rng rng(seed);
+  ModelLayer l;
+  l.lc = make_layer_case(rng, cfg, input);
+  l.fw = engine::forward(cfg, l.lc.weights, l.lc.xp, l.lc.state_in_fw);
+  l.bw = engine::backward(cfg, l.lc.weights, l.fw.records, l.lc.dh_bits, l.lc.carry_in);
+  l.expected_delta = engine::reverse_time(cfg, l.bw.delta, engine::kDeltaWords);
+  return l;
+}
+
 inline LayerRun run_layer(EngineHarness& hx, const LayerCase& lc) {
   const engine::Config& cfg = lc.cfg;
   const uint64_t budget = cycle_budget(cfg, hx.params());
@@ -43,25 +89,10 @@ inline LayerRun run_layer(EngineHarness& hx, const LayerCase& lc) {
   r.expected_delta = engine::reverse_time(cfg, r.model_bw.delta, engine::kDeltaWords);
   r.useful_macs = static_cast<uint64_t>(cfg.packed_steps()) * cfg.gate_rows() * cfg.hidden;
 
-  EngineCommand base;
-  base.cell = static_cast<int>(cfg.cell);
-  base.hidden = cfg.hidden;
-  base.batch = cfg.batch;
-  base.steps = cfg.steps;
-  base.store_base = kStoreBase;
-  base.lengths = cfg.lengths;
-  base.store_size = static_cast<uint64_t>(cfg.packed_steps()) * cfg.hidden * 32;
-
-  EngineCommand load = base;
-  load.op = Op::kLoad;
-  load.weights = r.load_image = engine::load_image(cfg, lc.weights, hx.params().layout());
+  const EngineCommand load = layer_command(lc, Op::kLoad, hx.params().layout());
+  r.load_image = load.weights;
   r.load = hx.run(load, budget);
-
-  EngineCommand fw = base;
-  fw.op = Op::kForward;
-  fw.state_in = lc.state_in_fw;
-  fw.xp = lc.xp;
-  r.fw = hx.run(fw, budget);
+  r.fw = hx.run(layer_command(lc, Op::kForward, hx.params().layout()), budget);
   r.stored.assign(r.model_fw.records.size(), 0);
   for (size_t n = 0; n < r.stored.size() / 8; ++n) {
     const auto it = hx.memory().contents().find(kStoreBase + n * 32);
@@ -69,11 +100,7 @@ inline LayerRun run_layer(EngineHarness& hx, const LayerCase& lc) {
     for (int w = 0; w < 8; ++w) r.stored[n * 8 + w] = it->second[w];
   }
 
-  EngineCommand bw = base;
-  bw.op = Op::kBackward;
-  bw.state_in = lc.carry_in;
-  bw.dh = lc.dh_stream;
-  r.bw = hx.run(bw, budget);
+  r.bw = hx.run(layer_command(lc, Op::kBackward, hx.params().layout()), budget);
   return r;
 }
 

@@ -22,46 +22,14 @@ namespace {
 
 constexpr uint32_t kWatchdog = 20000;
 
-struct Layer {
-  LayerCase lc;
-  engine::ForwardResult fw;
-  engine::BackwardResult bw;
-  std::vector<uint32_t> expected_delta;
-};
+using Layer = ModelLayer;
 
 Layer make_layer(engine::Cell cell, int hidden, const EngineParams& p, uint64_t seed) {
-  const engine::Config cfg{cell, hidden, std::min(2, p.max_batch), 4, p.num_pe};
-  Rng rng(seed);
-  Layer l;
-  l.lc = make_layer_case(rng, cfg, 5);
-  l.fw = engine::forward(cfg, l.lc.weights, l.lc.xp, l.lc.state_in_fw);
-  l.bw = engine::backward(cfg, l.lc.weights, l.fw.records, l.lc.dh_bits, l.lc.carry_in);
-  l.expected_delta = engine::reverse_time(cfg, l.bw.delta, engine::kDeltaWords);
-  return l;
+  return model_layer({cell, hidden, std::min(2, p.max_batch), 4, p.num_pe}, seed, 5);
 }
 
 EngineCommand command(const Layer& l, Op op, int bank, const EngineParams& p) {
-  const engine::Config& cfg = l.lc.cfg;
-  EngineCommand c;
-  c.op = op;
-  c.bank = bank;
-  c.cell = static_cast<int>(cfg.cell);
-  c.hidden = cfg.hidden;
-  c.batch = cfg.batch;
-  c.steps = cfg.steps;
-  c.store_base = kStoreBase;
-  c.store_size = static_cast<uint64_t>(cfg.steps) * cfg.batch * cfg.hidden * 32;
-  c.watchdog = kWatchdog;
-  if (op == Op::kLoad) c.weights = engine::load_image(cfg, l.lc.weights, p.layout());
-  if (op == Op::kForward) {
-    c.state_in = l.lc.state_in_fw;
-    c.xp = l.lc.xp;
-  }
-  if (op == Op::kBackward) {
-    c.state_in = l.lc.carry_in;
-    c.dh = l.lc.dh_stream;
-  }
-  return c;
+  return layer_command(l.lc, op, p.layout(), bank, kWatchdog);
 }
 
 class BankTest {

@@ -28,49 +28,22 @@ namespace {
 
 constexpr uint32_t kWatchdog = 4000;  // cycles without progress before ERR_TIMEOUT
 
-// One small layer and everything needed to run it and check it.
-struct Layer {
-  LayerCase lc;
-  engine::ForwardResult fw;
-  engine::BackwardResult bw;
-  std::vector<uint32_t> expected_delta;
+// One small layer, its model results and a cycle budget.
+struct Layer : ModelLayer {
   uint64_t budget = 0;
 };
 
 Layer make_layer(EngineHarness& hx, engine::Cell cell, uint64_t seed) {
   const EngineParams& p = hx.params();
   const engine::Config cfg{cell, std::min(p.num_pe + 1, p.max_hidden), std::min(2, p.max_batch), 3, p.num_pe};
-  Rng rng(seed);
   Layer l;
-  l.lc = make_layer_case(rng, cfg, 4);
-  l.fw = engine::forward(cfg, l.lc.weights, l.lc.xp, l.lc.state_in_fw);
-  l.bw = engine::backward(cfg, l.lc.weights, l.fw.records, l.lc.dh_bits, l.lc.carry_in);
-  l.expected_delta = engine::reverse_time(cfg, l.bw.delta, engine::kDeltaWords);
+  static_cast<ModelLayer&>(l) = model_layer(cfg, seed, 4);
   l.budget = cycle_budget(cfg, p);
   return l;
 }
 
 EngineCommand command(const Layer& l, Op op, const engine::LoadLayout& layout) {
-  const engine::Config& cfg = l.lc.cfg;
-  EngineCommand c;
-  c.op = op;
-  c.cell = static_cast<int>(cfg.cell);
-  c.hidden = cfg.hidden;
-  c.batch = cfg.batch;
-  c.steps = cfg.steps;
-  c.store_base = kStoreBase;
-  c.store_size = static_cast<uint64_t>(cfg.steps) * cfg.batch * cfg.hidden * 32;
-  c.watchdog = kWatchdog;
-  if (op == Op::kLoad) c.weights = engine::load_image(cfg, l.lc.weights, layout);
-  if (op == Op::kForward) {
-    c.state_in = l.lc.state_in_fw;
-    c.xp = l.lc.xp;
-  }
-  if (op == Op::kBackward) {
-    c.state_in = l.lc.carry_in;
-    c.dh = l.lc.dh_stream;
-  }
-  return c;
+  return layer_command(l.lc, op, layout, 0, kWatchdog);
 }
 
 void expect_words(EngineHarness& hx, const std::string& what, const std::vector<uint32_t>& expected,
