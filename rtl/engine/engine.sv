@@ -157,6 +157,7 @@ module engine #(
   logic [NumBanks*2-1:0]   bank_cell;
   logic [NumBanks*16-1:0]  bank_hidden;
   logic                    wbus_valid, wflush;
+  logic                    outst_full;       // gate-store requests at the counter's maximum
   logic [GroupWidth-1:0]   wbus_group;
   logic [WAddrWidth-1:0]   wbus_addr;
   logic [Lanes-1:0]        wbus_mask;
@@ -341,7 +342,7 @@ module engine #(
     .progress_i        (progress),
     .mac_count_i       (mac_count),
     .rd_req_valid_o    (rd_req_valid),
-    .rd_req_ready_i    (mem_req_ready_i),
+    .rd_req_ready_i    (mem_req_ready_i && !outst_full),
     .rd_req_addr_o     (rd_req_addr),
     .cnt_cycles_o,
     .cnt_macs_o,
@@ -699,19 +700,20 @@ module engine #(
   );
 
   // Forward writes records; backward reads them. Every request is answered.
+  // No request while the outstanding count is at its maximum (it never wraps).
   always_comb begin
     if (run_bw) begin
-      mem_req_valid_o = rd_req_valid;
+      mem_req_valid_o = rd_req_valid && !outst_full;
       mem_req_write_o = 1'b0;
       mem_req_addr_o  = rd_req_addr;
     end else begin
-      mem_req_valid_o = store_head_valid;
+      mem_req_valid_o = store_head_valid && !outst_full;
       mem_req_write_o = 1'b1;
       mem_req_addr_o  = store_head[MemAddrWidth+255:256];
     end
   end
   assign mem_req_data_o = store_head[255:0];
-  assign store_pop      = !run_bw && store_head_valid && mem_req_ready_i;
+  assign store_pop      = !run_bw && store_head_valid && mem_req_ready_i && !outst_full;
 
   // Requests without their response yet. A flush keeps the count: the
   // responses still due then are stale and dropped as they arrive (rsp_stale),
@@ -721,6 +723,7 @@ module engine #(
   logic req_fire, rsp_fire, rsp_stale, flush_q;
   assign req_fire  = mem_req_valid_o && mem_req_ready_i;
   assign rsp_stale = (stale_q != '0) || (outst_q == '0);
+  assign outst_full = &outst_q;
   assign rsp_fire  = mem_rsp_valid_i && mem_rsp_ready_o && (outst_q != '0);
   assign outst_d   = outst_q + OutstWidth'(req_fire) - OutstWidth'(rsp_fire);
   always_comb begin

@@ -18,8 +18,8 @@ package engine_pkg;
   localparam logic [1:0] CELL_LSTM = 2'd0;
   localparam logic [1:0] CELL_GRU  = 2'd1;
 
-  // Command status (error) codes. tools/engine_abi keeps sw/include/farnn/engine_abi.hpp
-  // equal to these (a test compares them).
+  // Command status (error) codes. sw/include/farnn/engine_abi.hpp holds the same
+  // codes with their names for C++; tests/engine/test_engine_abi compares them.
   localparam logic [4:0] ERR_NONE             = 5'd0;
   localparam logic [4:0] ERR_BAD_CELL         = 5'd1;
   localparam logic [4:0] ERR_HIDDEN_ZERO      = 5'd2;

@@ -13,10 +13,12 @@
 // not in use by the command the sequencer runs (ERR_BANK_BUSY). Framing:
 // `last` on the final beat (ERR_TOO_FEW_WORDS / ERR_TOO_MANY_WORDS, the
 // surplus dropped up to its `last`). abort_i and the watchdog end a LOAD
-// within 4 cycles; the bank stays invalid until a LOAD of it completes.
+// within 5 cycles; a bank the LOAD began to write stays invalid until a LOAD
+// of it completes (an abort before that leaves every bank as it was).
 // Throughput: one sub-beat per cycle; a layer takes
-// R*H*ceil(NumPe/Lanes) + H*ceil(G/Lanes) cycles plus the set-up (~G*H/NumPe
-// + 8) and the bus drain (NumPe/Lanes + 3).
+// R*H*ceil(NumPe/Lanes) + H*ceil(G/Lanes) cycles plus the set-up
+// (floor(G*H/NumPe) + 4), the bus drain (ceil(NumPe/Lanes) + 4) and done
+// (engine::load_cycles).
 `default_nettype none
 
 module loader #(
@@ -153,7 +155,8 @@ module loader #(
     status_d   = status_q;
     unit_d     = unit_q;
     skip_d     = skip_q;
-    after_run_d = after_run_q;
+    // The command seen at acceptance, as long as it runs (the next one came later).
+    after_run_d = after_run_q && run_busy_i;
     gh_d       = gh_q;
     rem_d      = rem_q;
     quo_d      = quo_q;
@@ -317,7 +320,8 @@ module loader #(
       end
 
       L_ABORT: begin
-        if (drain_q == 0) state_d = skip_q ? L_SKIP : L_DONE;
+        if (abort_i) skip_d = 1'b0;  // an abort also cancels the surplus drop
+        if (drain_q == 0) state_d = (skip_q && !abort_i) ? L_SKIP : L_DONE;
       end
 
       // The surplus after ERR_TOO_MANY_WORDS, up to and including `last`.
@@ -337,28 +341,30 @@ module loader #(
     // Bias words are counted at the bias RAMs' write enables.
     c_w_d = c_w_d + 64'(bias_we_o[0]) + 64'(bias_we_o[1]) + 64'(bias_we_o[2]) + 64'(bias_we_o[3]);
 
-    // Abort and watchdog (a LOAD that ended already is left alone).
+    // Abort and watchdog. Abort wins over a framing error of the same cycle.
+    // Before L_RUN nothing was written: the LOAD just ends (its bank, maybe
+    // not even a legal one, untouched); from L_RUN on the bank stays invalid
+    // (cleared when the LOAD passed its checks) and the weight bus is cleared.
     if (state_q == L_SKIP && (abort_i || (wd_lim_q != 0 && wd_q >= wd_lim_q))) begin
       if (!abort_i) status_d = engine_pkg::ERR_TIMEOUT;
       state_d = L_DONE;
-    end else if (state_q != L_IDLE && state_q != L_ABORT && state_q != L_SKIP && state_q != L_DONE &&
-                 state_d != L_ABORT) begin
+    end else if (state_q == L_SETUP || state_q == L_DIVIDE || state_q == L_CHECK) begin
       if (abort_i) begin
         status_d = engine_pkg::ERR_ABORTED;
-        unit_d   = engine_pkg::UNIT_NONE;
+        start_o  = 1'b0;
+        bv_d     = bv_q;
+        state_d  = L_DONE;
+      end
+    end else if (state_q == L_RUN || state_q == L_DRAIN) begin
+      if (abort_i || (state_d != L_ABORT && wd_lim_q != 0 && wd_q >= wd_lim_q)) begin
+        status_d = abort_i ? engine_pkg::ERR_ABORTED : engine_pkg::ERR_TIMEOUT;
+        unit_d   = abort_i ? engine_pkg::UNIT_NONE : engine_pkg::UNIT_WEIGHT;
         skip_d   = 1'b0;
         drain_d  = 8'd2;
         state_d  = L_ABORT;
-      end else if (wd_lim_q != 0 && wd_q >= wd_lim_q) begin
-        status_d = engine_pkg::ERR_TIMEOUT;
-        unit_d   = engine_pkg::UNIT_WEIGHT;
-        skip_d   = 1'b0;
-        drain_d  = 8'd2;
-        state_d  = L_ABORT;
+        bv_d[bank_q] = 1'b0;
       end
     end
-    // An ended LOAD leaves its bank invalid (it was cleared at the start).
-    if (state_d == L_ABORT && state_q != L_ABORT) bv_d[bank_q] = 1'b0;
   end
 
   always_ff @(posedge clk_i) begin

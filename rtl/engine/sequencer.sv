@@ -402,7 +402,8 @@ module sequencer #(
     s_ared_d   = s_ared_q;
     wait_cfg_d = wait_cfg_q;
     bank_d     = bank_q;
-    after_load_d = after_load_q;
+    // The LOAD seen at acceptance, as long as it runs (a later one came later).
+    after_load_d = after_load_q && load_busy_i && (load_bank_i == BankWidth'(bank_q));
     bank_base_d = bank_base_q;
     f_ok_d     = f_ok_q;
     f_bank_d   = f_bank_q;
@@ -481,6 +482,9 @@ module sequencer #(
           bank_d   = cfg_bank_i;
           len_d    = cfg_lengths_i;
           after_load_d = load_busy_i && (load_bank_i == BankWidth'(cfg_bank_i));
+          for (int b = 0; b < MaxBatch; b++) begin  // slots beyond the batch: 0
+            if (b >= 32'(cfg_batch_i)) len_d[b*16 +: 16] = '0;
+          end
           base_d   = cfg_store_base_i;
           size_d   = cfg_store_size_i;
           wd_lim_d = cfg_watchdog_i;
@@ -818,7 +822,8 @@ module sequencer #(
 
       // The datapath is held in reset; then drop a stream's surplus, or finish.
       S_ABORT: begin
-        if (fl_q == 0) state_d = (skip_q != engine_pkg::UNIT_NONE) ? S_SKIP : S_DONE;
+        if (abort_i) skip_d = engine_pkg::UNIT_NONE;  // an abort also cancels the surplus drop
+        if (fl_q == 0) state_d = (skip_q != engine_pkg::UNIT_NONE && !abort_i) ? S_SKIP : S_DONE;
       end
 
       // Drop the surplus words of one stream up to and including its `last`.
@@ -873,7 +878,10 @@ module sequencer #(
         skip_d   = engine_pkg::UNIT_NONE;
         state_d  = S_ABORT;
       end
-      if (state_d == S_ABORT && state_q != S_ABORT) fl_d = 8'(FlushCycles - 1);
+      if (state_d == S_ABORT && state_q != S_ABORT) begin
+        fl_d = 8'(FlushCycles - 1);
+        if (is_fw) f_ok_d = 1'b0;  // even in the cycle its drain completed
+      end
     end
 
     // A LOAD into the bank of the last FORWARD changes its weights.

@@ -91,7 +91,8 @@ int main(int argc, char** argv) {
 
     json out{{"benchmark", "engine"},
              {"params",
-              {{"num_pe", p.num_pe}, {"weight_depth", p.weight_depth}, {"max_hidden", p.max_hidden},
+              {{"num_pe", p.num_pe}, {"weight_depth", p.weight_depth}, {"num_banks", p.num_banks},
+               {"weight_lanes", p.weight_lanes}, {"max_hidden", p.max_hidden},
                {"max_batch", p.max_batch}, {"mul_latency", p.mul_latency}, {"add_latency", p.add_latency}}},
              {"clock_mhz", clock_hz / 1e6},
              {"clock_source", given ? "--clock-mhz" : "make synth estimate (docs/capacity.md)"},

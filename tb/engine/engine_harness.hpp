@@ -51,10 +51,12 @@ using Op = engine::Opcode;
 using engine::Status;
 using engine::Unit;
 
-// Cycles from abort_i to done that the engine promises (engine_pkg::flush_cycles + 2).
+// Cycles from abort_i to done (as run() measures them) that the engine
+// promises: engine_pkg::flush_cycles + 2 for FORWARD/BACKWARD, 5 for LOAD.
 inline uint64_t abort_bound(const EngineParams& p) {
   return static_cast<uint64_t>(p.mul_latency + p.add_latency + 4) + 2;
 }
+constexpr uint64_t kLoadAbortBound = 5;
 
 // How an input stream's frame is sent: `drop` words (weight stream: beats)
 // fewer than the command needs, `extra` surplus ones, or no `last` at all.
@@ -296,6 +298,49 @@ class EngineHarness {
     settle({&rl, &r}, {&load, &c});
     return {rl, r};
   }
+  // A LOAD and a FORWARD/BACKWARD offered on their ports in the same cycle
+  // (each held until taken); waits for both.
+  std::pair<CommandResult, CommandResult> run_same_cycle(const EngineCommand& load, const EngineCommand& c,
+                                                         uint64_t max_cycles) {
+    prepare({&load, &c}, false);
+    auto& d = dut();
+    drive_load_port(load);
+    drive_command_port(c);
+    d.load_valid_i = 1;
+    d.cmd_valid_i = 1;
+    const uint64_t start = tb_.cycle();
+    uint64_t load_start = 0, run_start = 0;
+    bool load_taken = false, run_taken = false, load_done = false, done = false;
+    CommandResult rl, r;
+    while (!load_done || !done) {
+      if (tb_.cycle() - start > max_cycles) timeout(load_done ? c : load, max_cycles);
+      d.eval();  // the readies for the valids just driven
+      const bool take_load = d.load_valid_i && d.load_ready_o, take_run = d.cmd_valid_i && d.cmd_ready_o;
+      if (take_load && take_run) tb_.fail("both command ports accepted in one cycle");
+      tb_.tick();
+      if (take_load) {
+        d.load_valid_i = 0;
+        load_taken = true;
+        load_start = tb_.cycle();
+      }
+      if (take_run) {
+        d.cmd_valid_i = 0;
+        run_taken = true;
+        run_start = tb_.cycle();
+      }
+      if (load_taken && !load_done && done_.take(true)) {
+        load_done = true;
+        rl = finish(load, load_start, false);
+      }
+      if (run_taken && !done && done_.take(false)) {
+        done = true;
+        r = finish(c, run_start, false);
+      }
+    }
+    settle({&rl, &r}, {&load, &c});
+    return {rl, r};
+  }
+
   // Cycles in which the last run_with_load had both the loader and the
   // sequencer busy.
   uint64_t overlap() const { return overlap_; }
@@ -339,16 +384,30 @@ class EngineHarness {
     const int idle = static_cast<int>(rng_.range(0, 3));  // the command port is a handshake too
     for (int i = 0; i < idle; ++i) tb_.tick();
     if (c.op == Op::kLoad) {
-      d.load_bank_i = static_cast<uint8_t>(c.bank);
-      d.load_cell_i = static_cast<uint8_t>(c.cell);
-      d.load_hidden_i = static_cast<uint16_t>(c.hidden);
-      d.load_watchdog_i = c.watchdog;
+      drive_load_port(c);
       d.load_valid_i = 1;
       tb_.run_until([&] { return d.load_ready_o != 0; }, 1000, "LOAD acceptance");
       tb_.tick();  // accepted at this edge
       d.load_valid_i = 0;
       return;
     }
+    drive_command_port(c);
+    d.cmd_valid_i = 1;
+    tb_.run_until([&] { return d.cmd_ready_o != 0; }, 1000, "command acceptance");
+    tb_.tick();  // accepted at this edge
+    d.cmd_valid_i = 0;
+  }
+
+  void drive_load_port(const EngineCommand& c) {
+    auto& d = dut();
+    d.load_bank_i = static_cast<uint8_t>(c.bank);
+    d.load_cell_i = static_cast<uint8_t>(c.cell);
+    d.load_hidden_i = static_cast<uint16_t>(c.hidden);
+    d.load_watchdog_i = c.watchdog;
+  }
+
+  void drive_command_port(const EngineCommand& c) {
+    auto& d = dut();
     words_at_issue_ = d.cnt_weight_words_o;
     d.cmd_op_i = static_cast<uint8_t>(c.op);
     d.cfg_cell_i = static_cast<uint8_t>(c.cell);
@@ -365,10 +424,6 @@ class EngineHarness {
     d.cfg_store_base_i = c.store_base;
     d.cfg_store_size_i = c.store_size;
     d.cfg_watchdog_i = c.watchdog;
-    d.cmd_valid_i = 1;
-    tb_.run_until([&] { return d.cmd_ready_o != 0; }, 1000, "command acceptance");
-    tb_.tick();  // accepted at this edge
-    d.cmd_valid_i = 0;
   }
 
   [[noreturn]] void timeout(const EngineCommand& c, uint64_t max_cycles) {

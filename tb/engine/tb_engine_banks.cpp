@@ -9,7 +9,10 @@
 //             either port (ERR_BAD_BANK), a BACKWARD after its bank was
 //             reloaded (ERR_NO_FORWARD), a FORWARD on an empty bank;
 //   abort     abort_i while both run: both end ERR_ABORTED, bank 0 keeps its
-//             weights, the aborted bank is empty until loaded again.
+//             weights, the aborted bank is intact (abort before the LOAD
+//             wrote) or empty until loaded again; an aborted LOAD of an
+//             illegal bank number leaves every bank intact;
+//   same cycle  a command and a LOAD offered together: the command first.
 // With one bank (P1) only the bank-number refusals apply.
 // Options: --seed N, --trace [file].
 #include <cstdio>
@@ -123,20 +126,56 @@ class BankTest {
     if (p_.num_banks < 2) return;
     Rng rng(seed);
     const Layer a = make_layer(engine::Cell::kLstm, std::min(p_.max_hidden, p_.num_pe + 2), p_, rng.u64());
+    const Layer b = make_layer(engine::Cell::kLstm, std::min(p_.max_hidden, p_.num_pe + 2), p_, rng.u64());
     expect(run(a, Op::kLoad, 0), Status::kOk, "LOAD A into bank 0");
     const CommandResult clean = run(a, Op::kLoad, 1);  // how long a LOAD takes here
     expect(clean, Status::kOk, "LOAD A into bank 1");
-    for (int i = 0; i < 8; ++i) {
-      // abort_i while both run: at most a few cycles before the LOAD would end.
-      auto [l, f] = both(a, 1, a, Op::kForward, 0, false, rng.range(0, static_cast<long long>(clean.latency) / 2));
+    int untouched = 0;
+    for (int i = 0; i < 12; ++i) {
+      // abort_i while a LOAD of B into bank 1 and a FORWARD of A on bank 0 run.
+      auto [l, f] = both(b, 1, a, Op::kForward, 0, false, rng.range(0, static_cast<long long>(clean.latency) / 2));
       expect(l, Status::kAborted, "LOAD aborted beside a FORWARD");
       expect(f, Status::kAborted, "FORWARD aborted beside a LOAD");
-      expect(run(a, Op::kForward, 1), Status::kNoWeights, "FORWARD on the bank whose LOAD was aborted");
+      // Bank 1 holds A, untouched if the abort came before the LOAD wrote
+      // anything; otherwise it is empty. Never a mix.
+      const CommandResult f1 = run(a, Op::kForward, 1);
+      if (f1.ok()) {
+        expect_forward(a, f1, "FORWARD A on bank 1 after an abort before the LOAD wrote");
+        ++untouched;
+      } else {
+        expect(f1, Status::kNoWeights, "FORWARD on the bank whose LOAD was aborted");
+      }
       expect_forward(a, run(a, Op::kForward, 0), "FORWARD on bank 0 after the abort");
-      expect(run(a, Op::kLoad, 1), Status::kOk, "LOAD into bank 1 after the abort");
-      expect_forward(a, run(a, Op::kForward, 1), "FORWARD on bank 1 after the abort");
+      expect(run(a, Op::kLoad, 1), Status::kOk, "LOAD A into bank 1 after the abort");
     }
-    std::printf("  abort: 8 aborts of a LOAD beside a FORWARD; both end ERR_ABORTED, the other bank intact\n");
+    // A LOAD of a bank beyond NumBanks aborted during its checks changes no bank.
+    expect(run(a, Op::kLoad, 1), Status::kOk, "LOAD A into bank 1");
+    for (int bank : {p_.num_banks, 255, 256 - p_.num_banks}) {
+      EngineCommand c = command(a, Op::kLoad, bank, p_);
+      c.may_end_early = true;
+      expect(hx_.run(c, kBudget, 0), Status::kAborted, "LOAD of bank " + std::to_string(bank) + " aborted at once");
+      expect_forward(a, run(a, Op::kForward, 0), "FORWARD on bank 0 after an aborted LOAD of another bank number");
+      expect_forward(a, run(a, Op::kForward, 1), "FORWARD on bank 1 after an aborted LOAD of another bank number");
+    }
+    std::printf("  abort: 12 aborts of a LOAD beside a FORWARD (%d before it wrote: bank intact, the rest: bank "
+                "empty), both ERR_ABORTED; aborted LOADs of illegal bank numbers leave every bank intact\n",
+                untouched);
+  }
+
+  // A command and a LOAD offered in the same cycle for the same bank: the
+  // engine takes the command first, so the LOAD is refused.
+  void same_cycle(uint64_t seed) {
+    if (p_.num_banks < 2) return;
+    Rng rng(seed);
+    const Layer a = make_layer(engine::Cell::kGru, std::min(p_.max_hidden, p_.num_pe + 1), p_, rng.u64());
+    expect(run(a, Op::kLoad, 0), Status::kOk, "LOAD A into bank 0");
+    auto [l, f] = hx_.run_same_cycle(command(a, Op::kLoad, 0, p_), command(a, Op::kForward, 0, p_), kBudget);
+    expect(l, Status::kBankBusy, "LOAD offered with a FORWARD on its bank in the same cycle");
+    expect_forward(a, f, "FORWARD offered with a LOAD of its bank in the same cycle");
+    auto [l1, f1] = hx_.run_same_cycle(command(a, Op::kLoad, 1, p_), command(a, Op::kForward, 0, p_), kBudget);
+    expect(l1, Status::kOk, "LOAD of the other bank offered with a FORWARD");
+    expect_forward(a, f1, "FORWARD offered with a LOAD of the other bank");
+    std::printf("  same cycle: the command port goes first (LOAD of its bank refused, of another bank taken)\n");
   }
 
  private:
@@ -166,5 +205,6 @@ int main(int argc, char** argv) {
     if (hx.params().num_banks >= 2) t.overlap(s1);
     t.refusals(s2);
     t.abort(s3);
+    t.same_cycle(s3 + 1);
   });
 }

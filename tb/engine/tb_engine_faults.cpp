@@ -161,6 +161,36 @@ void run_framing(EngineHarness& hx, uint64_t seed) {
     }
   }
   std::printf("  framing: %d faults, each named and followed by a bit-exact command\n", n);
+
+  // abort_i while a framing error is being handled (the flush, then the
+  // surplus drop): the command must still end, although the surplus has no
+  // `last` and the watchdog is off.
+  const Layer l = make_layer(hx, engine::Cell::kLstm, rng.u64());
+  check_load(hx, l, "abort during a framing flush, set-up");
+  EngineCommand probe = command(l, Op::kForward, hx.params().layout());
+  probe.f_xp.extra = 5;
+  probe.f_xp.no_last = true;
+  probe.may_end_early = true;
+  probe.watchdog = 300;
+  const CommandResult timed = hx.run(probe, l.budget + 4000);
+  expect_status(hx, timed, Status::kTimeout, Unit::kXp, "surplus without last");
+  // The error came about (watchdog + flush) before the end; abort around it.
+  const uint64_t flush = abort_bound(hx.params());
+  const int64_t error_at = static_cast<int64_t>(timed.latency) - 300 - static_cast<int64_t>(flush);
+  int ended = 0;
+  for (int64_t at = error_at - 6; at <= error_at + static_cast<int64_t>(flush) + 6; ++at) {
+    check_load(hx, l, "abort during a framing flush, set-up");
+    EngineCommand c = probe;
+    c.watchdog = 0;
+    const CommandResult r = hx.run(c, l.budget + 4000, at);
+    if (r.status != Status::kAborted && r.status != Status::kTooManyWords) {
+      hx.tb().fail("abort during a framing flush at " + std::to_string(at) + ": " + r.describe());
+    }
+    ++ended;
+    check_forward(hx, l, "after an abort during a framing flush");
+  }
+  std::printf("  framing: abort_i at %d cycles around and inside the flush of a framing error: every command "
+              "ended (surplus without last, watchdog off)\n", ended);
 }
 
 // -------------------------------------------------------------------- abort
@@ -200,13 +230,15 @@ void run_aborts(EngineHarness& hx, uint64_t seed, int count) {
     const int64_t at = rng.range(0, static_cast<long long>(duration[k][static_cast<int>(op)]) + 10);
     EngineCommand c = command(l, op, hx.params().layout());
     const CommandResult r = hx.run(c, l.budget, at);
-    if (r.ok()) {  // the abort came after done (random stalls made it quicker)
+    if (r.ok()) {  // the abort came with or after done (random stalls made it quicker)
+      if (r.abort_to_done > 1) hx.tb().fail(ctx + ": abort_i came before done and was ignored");
       ++finished;
     } else {
       expect_status(hx, r, Status::kAborted, Unit::kNone, ctx + " at cycle " + std::to_string(at));
-      if (r.abort_to_done > bound) {
+      const uint64_t limit = op == Op::kLoad ? kLoadAbortBound : bound;
+      if (r.abort_to_done > limit) {
         hx.tb().fail(ctx + ": done " + std::to_string(r.abort_to_done) + " cycles after abort, bound " +
-                     std::to_string(bound));
+                     std::to_string(limit));
       }
       worst = std::max(worst, r.abort_to_done);
       ++aborted[static_cast<int>(op)];
@@ -219,7 +251,7 @@ void run_aborts(EngineHarness& hx, uint64_t seed, int count) {
   }
   hx.set_stress(Stress{});
   std::printf("  abort: %d random abort points (LOAD %d, FORWARD %d, BACKWARD %d aborted, %d after done); "
-              "done at most %llu cycles after abort (bound %llu); every following command bit-exact\n",
+              "done at most %llu cycles after abort (bound %llu, LOAD 5); every following command bit-exact\n",
               count, aborted[0], aborted[1], aborted[2], finished, static_cast<unsigned long long>(worst),
               static_cast<unsigned long long>(bound));
 }
@@ -249,6 +281,37 @@ void run_stalls(EngineHarness& hx, uint64_t seed) {
     std::printf("  %-5s BACKWARD, gate store never answers  -> %s\n", name.c_str(), r.describe().c_str());
     hx.memory().set_mute(false);  // the late read responses must be dropped
     check_backward(hx, l, name + " after a silent gate store");
+
+    // More writes than the outstanding-request counter holds, to a silent
+    // store: the engine stops issuing at the counter's maximum (it must not
+    // wrap and report the FORWARD done) and the watchdog names the store.
+    {
+      const EngineParams& p = hx.params();
+      int bits = 0;
+      while ((1 << bits) < p.fifo_depth() + 1) ++bits;
+      const int max_outstanding = (1 << (bits + 2)) - 1;
+      const int h = std::min(p.max_hidden, 8), b = p.max_batch;
+      const int steps = (max_outstanding + 1) / (b * h) + 2;
+      const Layer big{model_layer({cell, h, b, steps, p.num_pe}, rng.u64(), 3), 0};
+      Layer bl = big;
+      bl.budget = cycle_budget(bl.lc.cfg, p);
+      check_load(hx, bl, name + " many writes set-up");
+      hx.memory().set_mute(true);
+      EngineCommand c = command(bl, Op::kForward, p.layout());
+      c.may_end_early = true;
+      r = hx.run(c, bl.budget + 4 * kWatchdog);
+      expect_status(hx, r, Status::kTimeout, Unit::kGateStore, name + " FORWARD, silent store, many writes");
+      const size_t held = hx.memory().outstanding();
+      if (held > static_cast<size_t>(max_outstanding)) {
+        hx.tb().fail(name + ": " + std::to_string(held) + " requests outstanding, the counter holds " +
+                     std::to_string(max_outstanding));
+      }
+      hx.memory().set_mute(false);
+      check_forward(hx, bl, name + " after many writes to a silent store");
+      std::printf("  %-5s FORWARD of %d records, store silent     -> %s with %zu requests outstanding (max %d)\n",
+                  name.c_str(), bl.lc.cfg.packed_steps() * h, r.describe().c_str(), held, max_outstanding);
+    }
+    check_load(hx, l, name + " backpressure set-up");
 
     // Permanent backpressure on every output.
     struct Blocked {

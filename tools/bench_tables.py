@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""Markdown tables of the engine benchmark (`make bench` JSON) for docs/performance.md.
+
+Usage: bench_tables.py build/bench/engine_p4.json [build/bench/engine_p16.json ...]
+
+Per parameterization: one row per (cell, H, B) with FW/BW cycles and MAC
+utilization (rows with B = 1 and H >= 8*NumPe in bold: the target points),
+FW dependency stalls, the LOAD's cycles and words per cycle against the
+lanes it writes, and FW+BW time at the benchmark's clock. Python 3 standard
+library only.
+"""
+import json
+import sys
+
+
+def table(path):
+    d = json.load(open(path))
+    p = d["params"]
+    mhz = d["clock_mhz"]
+    lines = [
+        "**NumPe = %d**, WeightDepth %d x %d banks, WeightLanes %d, MaxHidden %d, MaxBatch %d, "
+        "MulLatency %d, AddLatency %d; T = %d; clock %.0f MHz (%s)"
+        % (p["num_pe"], p["weight_depth"], p.get("num_banks", 1), p.get("weight_lanes", 1), p["max_hidden"],
+           p["max_batch"], p["mul_latency"], p["add_latency"], d["steps"], mhz, d.get("clock_source", "")),
+        "",
+        "| cell | H | H/NumPe | B | FW cycles | FW util | BW cycles | BW util | FW dependency stalls "
+        "| LOAD cycles | LOAD words/cycle (lanes) | FW+BW time |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for c in d["configs"]:
+        h, b = c["hidden"], c["batch"]
+        target = b == 1 and h >= 8 * p["num_pe"]
+        fw, bw, ld = c["forward"], c["backward"], c["load"]
+
+        def util(x):
+            s = "%.1f%%" % (100 * x["mac_utilization"])
+            return "**%s**" % s if target else s
+
+        cell = c["cell"].upper()
+        us = (fw["cycles"] + bw["cycles"]) / mhz
+        lines.append("| %s | %s | %.3g | %d | %d | %s | %d | %s | %d | %d | %.2f (%d) | %.0f µs |" % (
+            "**%s**" % cell if target else cell, "**%d**" % h if target else str(h), h / p["num_pe"], b,
+            fw["cycles"], util(fw), bw["cycles"], util(bw), fw["stall_cycles"]["dependency"], ld["cycles"],
+            ld["words_per_cycle"], ld["lanes"], us))
+    return "\n".join(lines)
+
+
+def main(argv):
+    if not argv:
+        print(__doc__)
+        return 2
+    print("\n\n".join(table(a) for a in argv))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
