@@ -169,6 +169,7 @@ ENGINE_EQ = {
   logic [1:0] p_op = 0, p_cell = 0;
   logic [15:0] p_h = 1, p_b = 1, p_t = 1;
   int unsigned outstanding = 0, cmds_ok = 0, cmds_err = 0, waiting = 0;
+  int unsigned w_cnt = 0, w_beats = 1;  // weight beats taken / in this LOAD's frame
   longint unsigned macs = 0;
   bit rsp_hold = 0, act_now = 0;
   logic [255:0] rsp_data = '0;
@@ -198,6 +199,11 @@ ENGINE_EQ = {
       in_load_cell_i = p_cell;
       in_load_hidden_i = p_h;
       in_load_bank_i = 8'(plan_bad ? $urandom_range(2) : 0);
+      // The LOAD's frame at P4 (4 lanes used, 4 sub-beats a beat): R*H + H
+      // sub-beats, `last` on the final beat (rarely misplaced).
+      w_beats = (((4 * 32'(p_h) - (p_cell == 1 ? 32'(p_h) : 0) + 3) / 4) * 32'(p_h) + 32'(p_h) + 3) / 4;
+      in_weight_last_i = (w_cnt + 1 == w_beats) ? !rnd_pct(3) : rnd_pct(1);
+      in_cfg_lengths_i = plan_bad && rnd_pct(30) ? 64'($urandom()) : {4{p_t}};
       in_cfg_bank_i = 8'(plan_bad ? $urandom_range(2) : 0);
       in_cmd_op_i = p_op;
       in_cfg_cell_i = p_cell;
@@ -217,7 +223,7 @@ ENGINE_EQ = {
         "cfg_watchdog_i": "32'd3000", "abort_i": "$urandom_range(1999) == 0",
         "load_valid_i": "0", "load_cell_i": "0", "load_hidden_i": "0", "load_bank_i": "0",
         "cfg_bank_i": "0", "load_watchdog_i": "32'd3000",
-        "weight_last_i": "rnd_pct(30)", "state_in_last_i": "rnd_pct(5)", "xp_last_i": "rnd_pct(2)",
+        "weight_last_i": "0", "cfg_lengths_i": "0", "state_in_last_i": "rnd_pct(5)", "xp_last_i": "rnd_pct(2)",
         "dh_last_i": "rnd_pct(3)",
         "weight_valid_i": "rnd_pct(85)",
         "weight_data_i": "{rnd_small(), rnd_small(), rnd_small(), rnd_small()}",
@@ -234,6 +240,8 @@ ENGINE_EQ = {
                 (rtl_h_valid_o && in_h_ready_i) || (rtl_delta_valid_o && in_delta_ready_i) ||
                 (rtl_state_out_valid_o && in_state_out_ready_i) || (rtl_mem_req_valid_o && in_mem_req_ready_i);
       if (!in_rst_i) begin
+        if (in_load_valid_i && rtl_load_ready_o) w_cnt = 0;
+        if (in_weight_valid_i && rtl_weight_ready_o) w_cnt++;
         if ((in_cmd_valid_i && rtl_cmd_ready_o) || (in_load_valid_i && rtl_load_ready_o)) begin
           cmd_pending = 0;
           waiting = 1;
