@@ -743,10 +743,9 @@ module engine #(
     end
   end
 
-  assign drain_idle = (hout_count == '0) && (dout_count == '0) && (sout_count == '0) &&
-                      (store_count == '0) && (outst_q == '0);
   assign drain_busy = {(store_count != '0) || (outst_q != '0), sout_count != '0,
                        dout_count != '0, hout_count != '0};
+  assign drain_idle = (drain_busy == '0);
 
   // Progress for the watchdog: any handshake, chain token or finished unit.
   assign progress = (state_in_valid_i && state_in_ready_o) ||

@@ -348,12 +348,6 @@ class EngineHarness {
   // Gate-store requests in flight when run() last reset the engine.
   size_t in_flight_at_reset() const { return in_flight_at_reset_; }
 
-  // Resets the engine (and, by its contract, the memory side) for `cycles`.
-  void reset(unsigned cycles) {
-    discard_inputs();
-    tb_.reset(cycles);
-  }
-
  private:
   std::function<void(const std::string&)> fail_fn() {
     return [this](const std::string& m) { tb_.fail(m); };

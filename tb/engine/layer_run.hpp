@@ -80,6 +80,36 @@ inline ModelLayer model_layer(const engine::Config& cfg, uint64_t seed, int inpu
   return l;
 }
 
+// Index of the first word that differs (or of the shorter end), -1 if equal.
+inline long first_mismatch(const std::vector<uint32_t>& expected, const std::vector<uint32_t>& actual) {
+  const size_t n = std::min(expected.size(), actual.size());
+  for (size_t i = 0; i < n; ++i)
+    if (expected[i] != actual[i]) return static_cast<long>(i);
+  return expected.size() == actual.size() ? -1 : static_cast<long>(n);
+}
+
+// Fails unless `actual` is `expected`, word for word.
+inline void expect_words(EngineHarness& hx, const std::string& what, const std::vector<uint32_t>& expected,
+                         const std::vector<uint32_t>& actual) {
+  const long at = first_mismatch(expected, actual);
+  if (at >= 0) {
+    hx.tb().fail(what + " not bit-exact: first difference at word " + std::to_string(at) + " of " +
+                 std::to_string(expected.size()) + " (got " + std::to_string(actual.size()) + " words)");
+  }
+}
+
+// A FORWARD / BACKWARD of a model layer that ended OK with the model's outputs.
+inline void expect_forward(EngineHarness& hx, const ModelLayer& l, const CommandResult& r, const std::string& ctx) {
+  if (!r.ok()) hx.tb().fail(ctx + ": FORWARD ended with " + r.describe());
+  expect_words(hx, ctx + ": h", l.fw.h, r.h);
+  expect_words(hx, ctx + ": final state", l.fw.state_out, r.state_out);
+}
+inline void expect_backward(EngineHarness& hx, const ModelLayer& l, const CommandResult& r, const std::string& ctx) {
+  if (!r.ok()) hx.tb().fail(ctx + ": BACKWARD ended with " + r.describe());
+  expect_words(hx, ctx + ": delta", l.expected_delta, r.delta);
+  expect_words(hx, ctx + ": dh0/dc0", l.bw.state_out, r.state_out);
+}
+
 inline LayerRun run_layer(EngineHarness& hx, const LayerCase& lc) {
   const engine::Config& cfg = lc.cfg;
   const uint64_t budget = cycle_budget(cfg, hx.params());
@@ -102,14 +132,6 @@ inline LayerRun run_layer(EngineHarness& hx, const LayerCase& lc) {
 
   r.bw = hx.run(layer_command(lc, Op::kBackward, hx.params().layout()), budget);
   return r;
-}
-
-// Index of the first word that differs (or of the shorter end), -1 if equal.
-inline long first_mismatch(const std::vector<uint32_t>& expected, const std::vector<uint32_t>& actual) {
-  const size_t n = std::min(expected.size(), actual.size());
-  for (size_t i = 0; i < n; ++i)
-    if (expected[i] != actual[i]) return static_cast<long>(i);
-  return expected.size() == actual.size() ? -1 : static_cast<long>(n);
 }
 
 inline size_t count_mismatches(const std::vector<uint32_t>& expected, const std::vector<uint32_t>& actual) {

@@ -230,11 +230,7 @@ void run_lengths_suite(EngineHarness& hx, uint64_t seed) {
   const engine::Config cfg{engine::Cell::kLstm, 2, B, 3, p.num_pe};
   Rng r2(5);
   const LayerCase lc = make_layer_case(r2, cfg, 3);
-  EngineCommand load;
-  load.op = Op::kLoad;
-  load.hidden = 2;
-  load.weights = engine::load_image(cfg, lc.weights, p.layout());
-  if (!hx.run(load, 20000).ok()) hx.tb().fail("load for the length refusals refused");
+  if (!hx.run(layer_command(lc, Op::kLoad, p.layout()), 20000).ok()) hx.tb().fail("load for the length refusals refused");
   for (int bad : {0, 4}) {
     EngineCommand c;
     c.op = Op::kForward;
@@ -285,12 +281,7 @@ void run_error_suite(EngineHarness& hx) {
   const engine::Config cfg{Cell::kLstm, 2, 1, 1, p.num_pe};
   Rng rng(7);
   const LayerCase lc = make_layer_case(rng, cfg, 3);
-  EngineCommand load;
-  load.op = Op::kLoad;
-  load.cell = 0;
-  load.hidden = 2;
-  load.weights = engine::load_image(cfg, lc.weights, p.layout());
-  if (!hx.run(load, 20000).ok()) hx.tb().fail("load for the error suite refused");
+  if (!hx.run(layer_command(lc, Op::kLoad, p.layout()), 20000).ok()) hx.tb().fail("load for the error suite refused");
   const std::vector<Bad> after_load = {
       {"batch 0", Op::kForward, 0, 2, 0, 1, big, Status::kBatchZero},
       {"batch above MaxBatch", Op::kForward, 0, 2, p.max_batch + 1, 1, big, Status::kBatchTooLarge},

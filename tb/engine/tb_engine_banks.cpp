@@ -45,16 +45,10 @@ class BankTest {
     }
   }
   void expect_forward(const Layer& l, const CommandResult& r, const std::string& what) {
-    expect(r, Status::kOk, what);
-    if (first_mismatch(l.fw.h, r.h) >= 0 || first_mismatch(l.fw.state_out, r.state_out) >= 0) {
-      hx_.tb().fail(what + ": FORWARD outputs not bit-exact with the model");
-    }
+    farnn::tb::expect_forward(hx_, l, r, what);
   }
   void expect_backward(const Layer& l, const CommandResult& r, const std::string& what) {
-    expect(r, Status::kOk, what);
-    if (first_mismatch(l.expected_delta, r.delta) >= 0 || first_mismatch(l.bw.state_out, r.state_out) >= 0) {
-      hx_.tb().fail(what + ": BACKWARD outputs not bit-exact with the model");
-    }
+    farnn::tb::expect_backward(hx_, l, r, what);
   }
   CommandResult run(const Layer& l, Op op, int bank) { return hx_.run(command(l, op, bank, p_), kBudget); }
   std::pair<CommandResult, CommandResult> both(const Layer& load, int load_bank, const Layer& l, Op op, int bank,
@@ -193,12 +187,7 @@ int main(int argc, char** argv) {
     opt.allow({});
     EngineHarness hx(opt, "tb_engine_banks");
     std::printf("engine %s\n", hx.params().describe().c_str());
-    Stress s;
-    s.in_idle = 0.1;
-    s.out_stall = 0.1;
-    s.mem_min_latency = 2;
-    s.mem_max_latency = 30;
-    hx.set_stress(s);
+    hx.set_stress({.in_idle = 0.1, .out_stall = 0.1, .mem_min_latency = 2, .mem_max_latency = 30});
     Rng rng(opt.seed());
     BankTest t(hx);
     const uint64_t s1 = rng.u64(), s2 = rng.u64(), s3 = rng.u64();

@@ -33,26 +33,17 @@ struct Layer : ModelLayer {
   uint64_t budget = 0;
 };
 
+Layer make_layer(const engine::Config& cfg, const EngineParams& p, uint64_t seed) {
+  return {model_layer(cfg, seed, 4), cycle_budget(cfg, p)};
+}
+
 Layer make_layer(EngineHarness& hx, engine::Cell cell, uint64_t seed) {
   const EngineParams& p = hx.params();
-  const engine::Config cfg{cell, std::min(p.num_pe + 1, p.max_hidden), std::min(2, p.max_batch), 3, p.num_pe};
-  Layer l;
-  static_cast<ModelLayer&>(l) = model_layer(cfg, seed, 4);
-  l.budget = cycle_budget(cfg, p);
-  return l;
+  return make_layer({cell, std::min(p.num_pe + 1, p.max_hidden), std::min(2, p.max_batch), 3, p.num_pe}, p, seed);
 }
 
 EngineCommand command(const Layer& l, Op op, const engine::LoadLayout& layout) {
   return layer_command(l.lc, op, layout, 0, kWatchdog);
-}
-
-void expect_words(EngineHarness& hx, const std::string& what, const std::vector<uint32_t>& expected,
-                  const std::vector<uint32_t>& actual) {
-  const long at = first_mismatch(expected, actual);
-  if (at >= 0) {
-    hx.tb().fail(what + " not bit-exact: first difference at word " + std::to_string(at) + " of " +
-                 std::to_string(expected.size()) + " (got " + std::to_string(actual.size()) + " words)");
-  }
 }
 
 void expect_ok(EngineHarness& hx, const CommandResult& r, const std::string& what) {
@@ -68,16 +59,10 @@ void check_load(EngineHarness& hx, const Layer& l, const std::string& ctx) {
   }
 }
 void check_forward(EngineHarness& hx, const Layer& l, const std::string& ctx) {
-  const CommandResult r = hx.run(command(l, Op::kForward, hx.params().layout()), l.budget);
-  expect_ok(hx, r, ctx + ": FORWARD");
-  expect_words(hx, ctx + ": h after the fault", l.fw.h, r.h);
-  expect_words(hx, ctx + ": final state after the fault", l.fw.state_out, r.state_out);
+  expect_forward(hx, l, hx.run(command(l, Op::kForward, hx.params().layout()), l.budget), ctx + " after the fault");
 }
 void check_backward(EngineHarness& hx, const Layer& l, const std::string& ctx) {
-  const CommandResult r = hx.run(command(l, Op::kBackward, hx.params().layout()), l.budget);
-  expect_ok(hx, r, ctx + ": BACKWARD");
-  expect_words(hx, ctx + ": delta after the fault", l.expected_delta, r.delta);
-  expect_words(hx, ctx + ": dh0/dc0 after the fault", l.bw.state_out, r.state_out);
+  expect_backward(hx, l, hx.run(command(l, Op::kBackward, hx.params().layout()), l.budget), ctx + " after the fault");
 }
 
 void expect_status(EngineHarness& hx, const CommandResult& r, Status status, Unit unit, const std::string& ctx) {
@@ -197,14 +182,9 @@ void run_framing(EngineHarness& hx, uint64_t seed) {
 void run_aborts(EngineHarness& hx, uint64_t seed, int count) {
   Rng rng(seed);
   const uint64_t bound = abort_bound(hx.params());
-  Stress s;
-  s.in_idle = 0.1;
-  s.out_stall = 0.2;
-  s.mem_req_stall = 0.2;
-  s.mem_rsp_stall = 0.2;
-  s.mem_min_latency = 5;
-  s.mem_max_latency = 60;  // gate-store responses are outstanding when the abort comes
-  hx.set_stress(s);
+  // Gate-store responses are outstanding when the abort comes.
+  hx.set_stress({.in_idle = 0.1, .out_stall = 0.2, .mem_req_stall = 0.2, .mem_rsp_stall = 0.2,
+                 .mem_min_latency = 5, .mem_max_latency = 60});
   const Layer layers[2] = {make_layer(hx, engine::Cell::kLstm, rng.u64()),
                            make_layer(hx, engine::Cell::kGru, rng.u64())};
   // How long each command takes here, to place aborts across all of it.
@@ -292,9 +272,7 @@ void run_stalls(EngineHarness& hx, uint64_t seed) {
       const int max_outstanding = (1 << (bits + 2)) - 1;
       const int h = std::min(p.max_hidden, 8), b = p.max_batch;
       const int steps = (max_outstanding + 1) / (b * h) + 2;
-      const Layer big{model_layer({cell, h, b, steps, p.num_pe}, rng.u64(), 3), 0};
-      Layer bl = big;
-      bl.budget = cycle_budget(bl.lc.cfg, p);
+      const Layer bl = make_layer({cell, h, b, steps, p.num_pe}, p, rng.u64());
       check_load(hx, bl, name + " many writes set-up");
       hx.memory().set_mute(true);
       EngineCommand c = command(bl, Op::kForward, p.layout());
@@ -340,10 +318,7 @@ void run_stalls(EngineHarness& hx, uint64_t seed) {
 // -------------------------------------------------------------------- reset
 void run_resets(EngineHarness& hx, uint64_t seed) {
   Rng rng(seed);
-  Stress s;
-  s.mem_min_latency = 20;
-  s.mem_max_latency = 80;
-  hx.set_stress(s);
+  hx.set_stress({.mem_min_latency = 20, .mem_max_latency = 80});
   for (bool keep : {false, true}) {
     for (engine::Cell cell : {engine::Cell::kLstm, engine::Cell::kGru}) {
       const Layer l = make_layer(hx, cell, rng.u64());

@@ -111,24 +111,29 @@ inline constexpr OpcodeInfo kOpcodeTable[] = {
     {Opcode::kBackward, "CMD_BACKWARD", "BACKWARD"},
 };
 
+// The entry of a table for a code, or nullptr.
+template <class Table>
+const auto* find_code(const Table& table, int code) {
+  for (const auto& e : table)
+    if (static_cast<int>(e.code) == code) return &e;
+  return static_cast<decltype(&table[0])>(nullptr);
+}
+
 // "ERR_TOO_MANY_WORDS (a stream's final word came without `last`)"; unknown
 // codes print as "status 29 (unknown)".
 inline std::string status_name(int code) {
-  for (const auto& s : kStatusTable)
-    if (static_cast<int>(s.code) == code) return std::string(s.rtl_name) + " (" + s.text + ")";
-  return "status " + std::to_string(code) + " (unknown)";
+  const auto* s = find_code(kStatusTable, code);
+  return s ? std::string(s->rtl_name) + " (" + s->text + ")" : "status " + std::to_string(code) + " (unknown)";
 }
 
 inline std::string unit_name(int code) {
-  for (const auto& u : kUnitTable)
-    if (static_cast<int>(u.code) == code) return u.text;
-  return "unit " + std::to_string(code) + " (unknown)";
+  const auto* u = find_code(kUnitTable, code);
+  return u ? u->text : "unit " + std::to_string(code) + " (unknown)";
 }
 
 inline std::string opcode_name(int code) {
-  for (const auto& o : kOpcodeTable)
-    if (static_cast<int>(o.code) == code) return o.text;
-  return "opcode " + std::to_string(code) + " (unknown)";
+  const auto* o = find_code(kOpcodeTable, code);
+  return o ? o->text : "opcode " + std::to_string(code) + " (unknown)";
 }
 
 }  // namespace farnn::engine
