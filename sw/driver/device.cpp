@@ -1,0 +1,210 @@
+// Device API pieces shared by every device: names, shapes, URI parsing,
+// argument checks, and Device::open.
+#include <algorithm>
+#include <sstream>
+
+#include "device_common.hpp"
+#include "model_device.hpp"
+
+namespace farnn {
+
+const char* cell_kind_name(CellKind cell) { return cell == CellKind::kLstm ? "lstm" : "gru"; }
+
+int Capabilities::max_resident_hidden(CellKind cell) const {
+  if ((cell == CellKind::kLstm && !lstm) || (cell == CellKind::kGru && !gru) || num_pe < 1) return 0;
+  const long g = gate_count(cell);
+  int h = max_hidden;
+  while (h > 0 && (g * h + num_pe - 1) / num_pe * static_cast<long>(h) > weight_depth) --h;
+  return h;
+}
+
+int LayerShape::packed_steps() const {
+  int n = 0;
+  for (int b = 0; b < batch; ++b) n += length(b);
+  return n;
+}
+
+int LayerShape::packed_index(int t, int b) const {
+  if (t >= length(b)) return -1;
+  int n = 0;
+  for (int o = 0; o < batch; ++o) n += std::min(t, length(o)) + (o < b && t < length(o));
+  return n;
+}
+
+std::vector<int> LayerShape::end_order() const {
+  std::vector<int> order(static_cast<size_t>(batch));
+  for (int b = 0; b < batch; ++b) order[static_cast<size_t>(b)] = b;
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return length(a) < length(b); });
+  return order;
+}
+
+std::string LayerShape::describe() const {
+  std::ostringstream os;
+  os << (cell == CellKind::kLstm ? "LSTM" : "GRU") << " H=" << hidden << " B=" << batch << " T=" << steps;
+  if (!lengths.empty()) {
+    os << " lengths {";
+    for (size_t i = 0; i < lengths.size(); ++i) os << (i ? "," : "") << lengths[i];
+    os << "}";
+  }
+  return os.str();
+}
+
+std::unique_ptr<Device> Device::open(const std::string& uri) {
+  const driver::Uri u = driver::Uri::parse(uri);
+  if (u.scheme == "model") return driver::open_model_device(u);
+  if (u.scheme == "sim" || u.scheme == "pcie") {
+    throw UnavailableError("'" + uri + "': " + u.scheme +
+                           ":// devices are not part of this build (the FPGA shell farnn_core and its "
+                           "transports are not built yet); use model:// for the bit-accurate engine model");
+  }
+  throw UnavailableError("'" + uri + "': unknown device kind '" + u.scheme + "' (known: model://, sim://, pcie://)");
+}
+
+namespace driver {
+
+Uri Uri::parse(const std::string& text) {
+  Uri u;
+  u.text = text;
+  const size_t sep = text.find("://");
+  if (sep == std::string::npos || sep == 0) {
+    throw UnavailableError("'" + text + "' is not a device URI; expected kind://[target][?key=value&...], "
+                           "e.g. model:// or model://?pes=16");
+  }
+  u.scheme = text.substr(0, sep);
+  std::string rest = text.substr(sep + 3);
+  const size_t q = rest.find('?');
+  u.target = rest.substr(0, q);
+  if (q == std::string::npos) return u;
+  std::istringstream options(rest.substr(q + 1));
+  std::string item;
+  while (std::getline(options, item, '&')) {
+    const size_t eq = item.find('=');
+    if (item.empty() || eq == std::string::npos || eq == 0) {
+      throw UnavailableError("'" + text + "': option '" + item + "' is not key=value");
+    }
+    const std::string key = item.substr(0, eq);
+    if (u.options.count(key)) throw UnavailableError("'" + text + "': option '" + key + "' given twice");
+    u.options[key] = item.substr(eq + 1);
+  }
+  return u;
+}
+
+long Uri::positive(const std::string& key, long fallback) const {
+  const auto it = options.find(key);
+  if (it == options.end()) return fallback;
+  const std::string& v = it->second;
+  size_t used = 0;
+  long value = 0;
+  try {
+    value = std::stol(v, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != v.size() || v.empty() || value < 1) {
+    throw InvalidArgumentError("'" + text + "': option " + key + "=" + v + " must be a positive integer");
+  }
+  return value;
+}
+
+void Uri::allow(const std::vector<std::string>& known) const {
+  for (const auto& [key, value] : options) {
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      std::string list;
+      for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+      throw InvalidArgumentError("'" + text + "': unknown option '" + key + "' (" + scheme +
+                                 ":// knows: " + list + ")");
+    }
+  }
+}
+
+void check_bank(int bank, const Capabilities& caps, const std::string& what) {
+  if (bank < 0 || bank >= caps.num_banks) {
+    throw InvalidArgumentError(what + ": bank " + std::to_string(bank) + " does not exist (the device has " +
+                               std::to_string(caps.num_banks) + " banks, 0.." + std::to_string(caps.num_banks - 1) +
+                               ")");
+  }
+}
+
+void check_shape(const LayerShape& s, const Capabilities& caps, const std::string& what) {
+  const std::string where = what + " " + s.describe() + ": ";
+  if (s.cell != CellKind::kLstm && s.cell != CellKind::kGru) throw InvalidArgumentError(where + "unknown cell");
+  if ((s.cell == CellKind::kLstm && !caps.lstm) || (s.cell == CellKind::kGru && !caps.gru)) {
+    throw CapacityError(where + "this device was built without " + cell_kind_name(s.cell) + " support");
+  }
+  if (s.hidden < 1 || s.batch < 1 || s.steps < 1) {
+    throw InvalidArgumentError(where + "hidden, batch and steps must be >= 1");
+  }
+  if (s.hidden > caps.max_hidden) {
+    throw CapacityError(where + "hidden " + std::to_string(s.hidden) + " is above the device's maximum " +
+                        std::to_string(caps.max_hidden) + "; use a smaller hidden size or a larger device");
+  }
+  const int resident = caps.max_resident_hidden(s.cell);
+  if (s.hidden > resident) {
+    throw CapacityError(where + "the recurrent weights of hidden " + std::to_string(s.hidden) +
+                        " do not fit a bank (" + std::to_string(caps.weight_depth) + " words in each of " +
+                        std::to_string(caps.num_pe) + " PEs; largest resident " + cell_kind_name(s.cell) +
+                        " hidden size is " + std::to_string(resident) + ")");
+  }
+  if (s.batch > caps.max_batch) {
+    throw CapacityError(where + "batch " + std::to_string(s.batch) + " is above the device's maximum " +
+                        std::to_string(caps.max_batch) + "; split the batch");
+  }
+  if (s.steps > caps.max_steps) {
+    throw CapacityError(where + "steps " + std::to_string(s.steps) + " is above the device's maximum " +
+                        std::to_string(caps.max_steps) + "; split the sequence");
+  }
+  if (!s.lengths.empty()) {
+    if (s.lengths.size() != static_cast<size_t>(s.batch)) {
+      throw InvalidArgumentError(where + std::to_string(s.lengths.size()) + " lengths for a batch of " +
+                                 std::to_string(s.batch));
+    }
+    for (int b = 0; b < s.batch; ++b) {
+      if (s.length(b) < 1 || s.length(b) > s.steps) {
+        throw InvalidArgumentError(where + "length " + std::to_string(s.length(b)) + " of sequence " +
+                                   std::to_string(b) + " is outside 1.." + std::to_string(s.steps));
+      }
+    }
+  }
+}
+
+void check_ranges(const std::vector<Range>& ranges, const std::string& what,
+                  const std::function<bool(const Buffer*)>& is_mine) {
+  for (const Range& r : ranges) {
+    const std::string role = what + ": " + r.role;
+    if (!r.ref) throw BufferError(role + " buffer is missing");
+    const Buffer& b = *r.ref.buffer;
+    if (!is_mine(&b)) {
+      throw BufferError(role + " buffer '" + b.name() +
+                        "' is not registered with this device; allocate it with alloc() or register_memory()");
+    }
+    const bool ok = r.output ? (static_cast<int>(b.access()) & static_cast<int>(Access::kWrite))
+                             : (static_cast<int>(b.access()) & static_cast<int>(Access::kRead));
+    if (!ok) {
+      throw BufferError(role + " buffer '" + b.name() + "' is registered " +
+                        (r.output ? "read-only" : "write-only") + ", the device must " +
+                        (r.output ? "write" : "read") + " it");
+    }
+    if (r.ref.offset > b.size() || b.size() - r.ref.offset < r.words) {
+      throw BufferError(role + " needs " + std::to_string(r.words) + " words from offset " +
+                        std::to_string(r.ref.offset) + ", buffer '" + b.name() + "' has " +
+                        std::to_string(b.size()));
+    }
+  }
+  // Outputs overlap nothing the command reads or writes (by bus address).
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    for (size_t k = i + 1; k < ranges.size(); ++k) {
+      const Range& a = ranges[i];
+      const Range& c = ranges[k];
+      if ((!a.output && !c.output) || a.words == 0 || c.words == 0) continue;
+      const uint64_t a0 = a.ref.buffer->bus_address() + 4 * a.ref.offset, a1 = a0 + 4 * a.words;
+      const uint64_t c0 = c.ref.buffer->bus_address() + 4 * c.ref.offset, c1 = c0 + 4 * c.words;
+      if (a0 < c1 && c0 < a1) {
+        throw BufferError(what + ": " + a.role + " and " + c.role + " overlap in buffer '" +
+                          a.ref.buffer->name() + "'; an output must not share words with another stream");
+      }
+    }
+  }
+}
+
+}  // namespace driver
+}  // namespace farnn

@@ -1,0 +1,47 @@
+// Pieces every Device implementation shares (not part of the public API):
+// URI parsing, the layer-shape and buffer-range checks, packed-order helpers.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "farnn/device.hpp"
+
+namespace farnn::driver {
+
+// "model://?pes=4&hidden=32" -> scheme "model", options {pes: 4, hidden: 32}.
+struct Uri {
+  std::string scheme;
+  std::string target;                         // text between "://" and "?"
+  std::map<std::string, std::string> options;
+  static Uri parse(const std::string& text);  // UnavailableError when malformed
+  // A positive integer option, `fallback` when absent; InvalidArgumentError
+  // naming the option otherwise. Unknown options are refused by allow().
+  long positive(const std::string& key, long fallback) const;
+  void allow(const std::vector<std::string>& known) const;
+  std::string text;
+};
+
+// Throws InvalidArgumentError / CapacityError unless `shape` is a legal
+// layer for `caps` (cell supported, 1 <= H <= max_hidden and resident, batch,
+// steps, lengths). `what` starts the message ("FORWARD").
+void check_shape(const LayerShape& shape, const Capabilities& caps, const std::string& what);
+// Throws InvalidArgumentError unless 0 <= bank < num_banks.
+void check_bank(int bank, const Capabilities& caps, const std::string& what);
+
+// One buffer range a command touches.
+struct Range {
+  const char* role;   // "xp", "h", ...
+  BufferRef ref;
+  size_t words;
+  bool output;
+};
+// Every range: a buffer, registered here (`is_mine`), with the access its
+// direction needs and `words` inside it; outputs overlap nothing else.
+// Throws BufferError naming the role, the buffer and the sizes.
+void check_ranges(const std::vector<Range>& ranges, const std::string& what,
+                  const std::function<bool(const Buffer*)>& is_mine);
+
+}  // namespace farnn::driver

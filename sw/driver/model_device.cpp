@@ -1,0 +1,544 @@
+// ModelDevice: the Device API over the bit-accurate engine model. See
+// model_device.hpp. Submission checks everything a command names (shape,
+// bank, buffers, gate store) before queueing it; the worker thread runs the
+// queue in order and reads the buffers only when a command runs, as DMA would.
+#include "model_device.hpp"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include "farnn/engine_model.hpp"
+
+namespace farnn::driver {
+namespace {
+
+using Words = std::vector<uint32_t>;
+using Clock = std::chrono::steady_clock;
+
+// Registry of the buffers and the card memory of one device; outlives the
+// device while buffers or gate stores refer to it.
+struct Registry {
+  std::mutex m;
+  std::set<const Buffer*> buffers;
+  uint64_t next_bus = 0x1'0000'0000ull;
+  uint64_t card_used = 0;
+};
+
+class ModelBuffer final : public Buffer {
+ public:
+  ModelBuffer(std::shared_ptr<Registry> reg, float* foreign, size_t words, Access access, std::string name)
+      : reg_(std::move(reg)), words_(words), access_(access), name_(std::move(name)) {
+    if (foreign == nullptr) owned_.assign(words, 0.0f);
+    ptr_ = foreign != nullptr ? foreign : owned_.data();
+    std::lock_guard<std::mutex> lock(reg_->m);
+    bus_ = reg_->next_bus;
+    reg_->next_bus += (4 * words + 4095) / 4096 * 4096 + 4096;  // page aligned, a guard page between
+    reg_->buffers.insert(this);
+  }
+  ~ModelBuffer() override {
+    std::lock_guard<std::mutex> lock(reg_->m);
+    reg_->buffers.erase(this);
+  }
+  float* data() override { return ptr_; }
+  size_t size() const override { return words_; }
+  Access access() const override { return access_; }
+  uint64_t bus_address() const override { return bus_; }
+  const std::string& name() const override { return name_; }
+
+ private:
+  std::shared_ptr<Registry> reg_;
+  std::vector<float> owned_;
+  float* ptr_ = nullptr;
+  size_t words_;
+  Access access_;
+  std::string name_;
+  uint64_t bus_ = 0;
+};
+
+class ModelGateStore final : public GateStore {
+ public:
+  ModelGateStore(std::shared_ptr<Registry> reg, const LayerShape& shape, uint64_t bytes)
+      : reg_(std::move(reg)), shape_(shape), bytes_(bytes) {}
+  ~ModelGateStore() override {
+    std::lock_guard<std::mutex> lock(reg_->m);
+    reg_->card_used -= bytes_;
+  }
+  uint64_t bytes() const override { return bytes_; }
+  const LayerShape& capacity_shape() const override { return shape_; }
+  uint64_t record_capacity() const { return static_cast<uint64_t>(shape_.packed_steps()) * shape_.hidden; }
+
+  Words records;                       // [S][H][8] of the last FORWARD that ran
+  std::optional<LayerShape> filled_by;  // the last FORWARD submitted into it
+
+ private:
+  std::shared_ptr<Registry> reg_;
+  LayerShape shape_;
+  uint64_t bytes_;
+};
+
+class ModelJob final : public Job {
+ public:
+  explicit ModelJob(std::string what) : what_(std::move(what)) {}
+  bool done() const override {
+    std::lock_guard<std::mutex> lock(m_);
+    return done_;
+  }
+  JobReport wait(std::chrono::milliseconds limit) override {
+    std::unique_lock<std::mutex> lock(m_);
+    if (!cv_.wait_for(lock, limit, [&] { return done_; })) {
+      throw TimeoutError(what_ + ": not finished after " + std::to_string(limit.count()) +
+                         " ms; the device is still working on it or on commands before it");
+    }
+    if (error_) std::rethrow_exception(error_);
+    return report_;
+  }
+  void finish(const Counters& delta, std::exception_ptr error, Clock::time_point started = {},
+              Clock::time_point finished = {}) {
+    std::lock_guard<std::mutex> lock(m_);
+    report_ = {what_, delta, started, finished};
+    error_ = error;
+    done_ = true;
+    cv_.notify_all();
+  }
+  const std::string& what() const { return what_; }
+
+ private:
+  std::string what_;
+  mutable std::mutex m_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::exception_ptr error_;
+  JobReport report_;
+};
+
+uint64_t count_nonfinite(const Words& w) {
+  uint64_t n = 0;
+  for (uint32_t x : w) n += (x & 0x7f800000u) == 0x7f800000u;
+  return n;
+}
+
+Words read_words(const BufferRef& ref, size_t words) {
+  Words out(words);
+  if (words) std::memcpy(out.data(), ref.buffer->data() + ref.offset, 4 * words);
+  return out;
+}
+
+void write_words(const BufferRef& ref, const Words& w) {
+  if (!w.empty()) std::memcpy(ref.buffer->data() + ref.offset, w.data(), 4 * w.size());
+}
+
+// fn(b) for every slot b, spread over up to `threads` threads.
+void parallel_slots(int batch, int threads, const std::function<void(int)>& fn) {
+  const int n = std::max(1, std::min(batch, threads));
+  if (n == 1) {
+    for (int b = 0; b < batch; ++b) fn(b);
+    return;
+  }
+  std::vector<std::thread> pool;
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    pool.emplace_back([&, i] {
+      try {
+        for (int b = i; b < batch; b += n) fn(b);
+      } catch (...) {
+        errors[static_cast<size_t>(i)] = std::current_exception();
+      }
+    });
+  }
+  for (std::thread& t : pool) t.join();
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+engine::Config slot_config(const LayerShape& s, int b, int num_pe) {
+  return engine::Config{s.cell == CellKind::kLstm ? engine::Cell::kLstm : engine::Cell::kGru, s.hidden, 1,
+                        s.length(b), num_pe};
+}
+
+// Copies `words` words per step of slot b between a packed array and the slot's own.
+void gather_slot(const LayerShape& s, int b, const Words& packed, size_t words, Words& slot) {
+  slot.resize(static_cast<size_t>(s.length(b)) * words);
+  for (int t = 0; t < s.length(b); ++t) {
+    std::copy_n(&packed[static_cast<size_t>(s.packed_index(t, b)) * words], words, &slot[t * words]);
+  }
+}
+void scatter_slot(const LayerShape& s, int b, const Words& slot, size_t words, Words& packed) {
+  for (int t = 0; t < s.length(b); ++t) {
+    std::copy_n(&slot[t * words], words, &packed[static_cast<size_t>(s.packed_index(t, b)) * words]);
+  }
+}
+
+struct BankWeights {
+  CellKind cell = CellKind::kLstm;
+  int hidden = 0;
+  engine::Weights w;
+};
+
+class ModelDevice final : public Device {
+ public:
+  ModelDevice(const Capabilities& caps, int threads) : caps_(caps), threads_(threads) {
+    banks_.resize(static_cast<size_t>(caps.num_banks));
+    bank_shape_.resize(static_cast<size_t>(caps.num_banks));
+    bank_users_.assign(static_cast<size_t>(caps.num_banks), 0);
+    worker_ = std::thread([this] { run_queue(); });
+  }
+  ~ModelDevice() override {
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      stop_ = true;
+      cv_.notify_all();
+    }
+    worker_.join();
+    for (Task& t : queue_) t.job->finish({}, std::make_exception_ptr(NotRunError(t.job->what() + ": device closed")));
+  }
+
+  const Capabilities& caps() const override { return caps_; }
+
+  BufferPtr alloc(size_t words, Access access, const std::string& name) override {
+    return std::make_shared<ModelBuffer>(reg_, nullptr, words, access, name);
+  }
+  BufferPtr register_memory(float* ptr, size_t words, Access access, const std::string& name) override {
+    if (ptr == nullptr && words > 0) throw BufferError("register_memory '" + name + "': null pointer");
+    return std::make_shared<ModelBuffer>(reg_, ptr, words, access, name);
+  }
+  void unregister(const BufferPtr& buffer) override {
+    std::lock_guard<std::mutex> lock(reg_->m);
+    if (!buffer || reg_->buffers.erase(buffer.get()) == 0) {
+      throw BufferError("unregister: buffer '" + (buffer ? buffer->name() : std::string("(null)")) +
+                        "' is not registered with this device");
+    }
+  }
+
+  GateStorePtr alloc_gate_store(const LayerShape& shape) override {
+    check_shape(shape, caps_, "alloc_gate_store");
+    const uint64_t bytes = static_cast<uint64_t>(shape.packed_steps()) * shape.hidden * engine::kRecordWords * 4;
+    std::lock_guard<std::mutex> lock(reg_->m);
+    if (reg_->card_used + bytes > caps_.card_memory_bytes) {
+      throw CapacityError("alloc_gate_store " + shape.describe() + ": needs " + std::to_string(bytes) +
+                          " bytes of card memory, " + std::to_string(caps_.card_memory_bytes - reg_->card_used) +
+                          " of " + std::to_string(caps_.card_memory_bytes) +
+                          " are free; release gate stores or shorten the sequence");
+    }
+    reg_->card_used += bytes;
+    return std::make_shared<ModelGateStore>(reg_, shape, bytes);
+  }
+
+  JobPtr load(int bank, const LayerShape& shape, BufferRef w_hh, BufferRef b_hh) override {
+    const std::string what = "LOAD " + shape.describe() + " bank " + std::to_string(bank);
+    check_bank(bank, caps_, what);
+    check_shape(shape, caps_, what);
+    const size_t gh = static_cast<size_t>(shape.gates()) * shape.hidden;
+    const std::vector<Range> ranges = {{"w_hh", w_hh, gh * shape.hidden, false}, {"b_hh", b_hh, gh, false}};
+    check_ranges(ranges, what, mine());
+    std::lock_guard<std::mutex> lock(m_);
+    if (bank_users_[static_cast<size_t>(bank)] > 0) {
+      throw BankBusyError(what + ": bank " + std::to_string(bank) + " is still in use by " +
+                          std::to_string(bank_users_[static_cast<size_t>(bank)]) +
+                          " queued or running command(s); load the other bank or wait for them");
+    }
+    bank_shape_[static_cast<size_t>(bank)] = std::make_pair(shape.cell, shape.hidden);
+    return submit(what, -1, ranges, [this, bank, shape, w_hh, b_hh, gh] {
+      BankWeights bw{shape.cell, shape.hidden, {read_words(w_hh, gh * shape.hidden), read_words(b_hh, gh)}};
+      Counters c;
+      c.loads = 1;
+      c.words_read = bw.w.w_hh.size() + bw.w.b_hh.size();
+      c.nonfinite_inputs = count_nonfinite(bw.w.w_hh) + count_nonfinite(bw.w.b_hh);
+      std::lock_guard<std::mutex> lock(bank_m_);
+      banks_[static_cast<size_t>(bank)] = std::move(bw);
+      return c;
+    });
+  }
+
+  JobPtr forward(const ForwardArgs& a) override {
+    const LayerShape& s = a.shape;
+    const std::string what = "FORWARD " + s.describe() + " bank " + std::to_string(a.bank);
+    check_bank(a.bank, caps_, what);
+    check_shape(s, caps_, what);
+    const size_t S = static_cast<size_t>(s.packed_steps()), H = static_cast<size_t>(s.hidden);
+    const size_t G = static_cast<size_t>(s.gates()), SW = static_cast<size_t>(state_words(s.cell));
+    const size_t B = static_cast<size_t>(s.batch);
+    std::vector<Range> ranges = {{"xp", a.xp, S * H * G, false}, {"h", a.h, S * H, true}};
+    if (a.state_in) ranges.push_back({"state_in", a.state_in, B * H * SW, false});
+    if (a.state_out) ranges.push_back({"state_out", a.state_out, B * H * SW, true});
+    check_ranges(ranges, what, mine());
+    auto store = checked_store(a.store, s, what);
+    std::lock_guard<std::mutex> lock(m_);
+    check_bank_holds(s, a.bank, what);
+    store->filled_by = s;
+    return submit(what, a.bank, ranges, [this, a, store, S, H, G, SW, B] {
+      const LayerShape& s = a.shape;
+      const Words xp = read_words(a.xp, S * H * G);
+      const Words state_in = a.state_in ? read_words(a.state_in, B * H * SW) : Words(B * H * SW, 0);
+      const engine::Weights& w = bank(a.bank).w;
+      Words h(S * H), records(S * H * engine::kRecordWords), state_out(B * H * SW);
+      const std::vector<int> order = s.end_order();
+      parallel_slots(s.batch, threads_, [&](int b) {
+        Words xp_b, st_b(&state_in[b * H * SW], &state_in[(b + 1) * H * SW]);
+        gather_slot(s, b, xp, H * G, xp_b);
+        const engine::ForwardResult r = engine::forward(slot_config(s, b, caps_.num_pe), w, xp_b, st_b);
+        scatter_slot(s, b, r.h, H, h);
+        scatter_slot(s, b, r.records, H * engine::kRecordWords, records);
+        const size_t pos = static_cast<size_t>(std::find(order.begin(), order.end(), b) - order.begin());
+        std::copy(r.state_out.begin(), r.state_out.end(), &state_out[pos * H * SW]);
+      });
+      write_words(a.h, h);
+      if (a.state_out) write_words(a.state_out, state_out);
+      store->records = std::move(records);
+      Counters c;
+      c.forwards = 1;
+      c.macs = S * G * H * H;
+      c.words_read = xp.size() + (a.state_in ? state_in.size() : 0);
+      c.words_written = h.size() + (a.state_out ? state_out.size() : 0);
+      c.nonfinite_inputs = count_nonfinite(xp) + (a.state_in ? count_nonfinite(state_in) : 0);
+      c.nonfinite_outputs = count_nonfinite(h) + (a.state_out ? count_nonfinite(state_out) : 0);
+      return c;
+    });
+  }
+
+  JobPtr backward(const BackwardArgs& a) override {
+    const LayerShape& s = a.shape;
+    const std::string what = "BACKWARD " + s.describe() + " bank " + std::to_string(a.bank);
+    check_bank(a.bank, caps_, what);
+    check_shape(s, caps_, what);
+    const size_t S = static_cast<size_t>(s.packed_steps()), H = static_cast<size_t>(s.hidden);
+    const size_t G = static_cast<size_t>(s.gates()), SW = static_cast<size_t>(state_words(s.cell));
+    const size_t B = static_cast<size_t>(s.batch);
+    std::vector<Range> ranges = {{"dh", a.dh, S * H, false}, {"delta", a.delta, S * H * kDeltaWords, true}};
+    if (a.carry_in) ranges.push_back({"carry_in", a.carry_in, B * H, false});
+    if (a.dstate) ranges.push_back({"dstate", a.dstate, B * H * SW, true});
+    check_ranges(ranges, what, mine());
+    auto store = checked_store(a.store, s, what);
+    std::lock_guard<std::mutex> lock(m_);
+    check_bank_holds(s, a.bank, what);
+    if (!store->filled_by) {
+      throw InvalidArgumentError(what + ": the gate store holds no FORWARD; run FORWARD into it first");
+    }
+    if (!(*store->filled_by == s)) {
+      throw InvalidArgumentError(what + ": the gate store holds the FORWARD of " + store->filled_by->describe() +
+                                 "; BACKWARD must use the same shape");
+    }
+    return submit(what, a.bank, ranges, [this, a, store, S, H, G, SW, B] {
+      const LayerShape& s = a.shape;
+      const Words dh = read_words(a.dh, S * H);
+      const Words carry = a.carry_in ? read_words(a.carry_in, B * H) : Words(B * H, 0);
+      const engine::Weights& w = bank(a.bank).w;
+      Words delta(S * H * kDeltaWords), dstate(B * H * SW);
+      parallel_slots(s.batch, threads_, [&](int b) {
+        Words rec_b, dh_b, carry_b(carry.begin() + b * H, carry.begin() + (b + 1) * H);
+        gather_slot(s, b, store->records, H * engine::kRecordWords, rec_b);
+        gather_slot(s, b, dh, H, dh_b);
+        const engine::BackwardResult r = engine::backward(slot_config(s, b, caps_.num_pe), w, rec_b, dh_b, carry_b);
+        scatter_slot(s, b, r.delta, H * kDeltaWords, delta);
+        std::copy(r.state_out.begin(), r.state_out.end(), &dstate[b * H * SW]);
+      });
+      write_words(a.delta, delta);
+      if (a.dstate) write_words(a.dstate, dstate);
+      Counters c;
+      c.backwards = 1;
+      c.macs = S * G * H * H;
+      c.words_read = dh.size() + (a.carry_in ? carry.size() : 0);
+      c.words_written = delta.size() + (a.dstate ? dstate.size() : 0);
+      c.nonfinite_inputs = count_nonfinite(dh) + (a.carry_in ? count_nonfinite(carry) : 0);
+      c.nonfinite_outputs = count_nonfinite(delta) + (a.dstate ? count_nonfinite(dstate) : 0);
+      return c;
+    });
+  }
+
+  void drain(std::chrono::milliseconds limit) override {
+    std::unique_lock<std::mutex> lock(m_);
+    if (!idle_cv_.wait_for(lock, limit, [&] { return queue_.empty() && !running_; })) {
+      throw TimeoutError("drain: " + std::to_string(queue_.size() + (running_ ? 1 : 0)) +
+                         " command(s) still unfinished after " + std::to_string(limit.count()) + " ms");
+    }
+  }
+
+  Counters counters() const override {
+    std::lock_guard<std::mutex> lock(m_);
+    return counters_;
+  }
+
+  void reset() override {
+    std::unique_lock<std::mutex> lock(m_);
+    for (Task& t : queue_) {
+      t.job->finish({}, std::make_exception_ptr(NotRunError(t.job->what() + ": dropped by reset()")));
+    }
+    queue_.clear();
+    idle_cv_.wait(lock, [&] { return !running_; });  // the running command ends on its own (bounded work)
+    failure_.clear();
+    std::fill(bank_users_.begin(), bank_users_.end(), 0);
+    std::fill(bank_shape_.begin(), bank_shape_.end(), std::nullopt);
+    std::lock_guard<std::mutex> bank_lock(bank_m_);
+    std::fill(banks_.begin(), banks_.end(), std::nullopt);
+  }
+
+ private:
+  struct Task {
+    std::shared_ptr<ModelJob> job;
+    int bank;  // the bank a FORWARD/BACKWARD reads; -1 for LOAD
+    std::vector<BufferPtr> buffers;  // every buffer it reads or writes
+    std::function<Counters()> run;
+  };
+
+  std::function<bool(const Buffer*)> mine() const {
+    return [reg = reg_](const Buffer* b) {
+      std::lock_guard<std::mutex> lock(reg->m);
+      return reg->buffers.count(b) > 0;
+    };
+  }
+
+  // Called with m_ held: the bank's weights (as submitted) are the command's layer.
+  void check_bank_holds(const LayerShape& s, int bank, const std::string& what) const {
+    const auto& loaded = bank_shape_[static_cast<size_t>(bank)];
+    if (!loaded) throw InvalidArgumentError(what + ": bank " + std::to_string(bank) + " holds no weights; LOAD it first");
+    if (loaded->first != s.cell || loaded->second != s.hidden) {
+      throw InvalidArgumentError(what + ": bank " + std::to_string(bank) + " holds " +
+                                 (loaded->first == CellKind::kLstm ? "LSTM" : "GRU") + " H=" +
+                                 std::to_string(loaded->second) + " weights, the command is " + s.describe());
+    }
+  }
+
+  std::shared_ptr<ModelGateStore> checked_store(const GateStorePtr& p, const LayerShape& s, const std::string& what) {
+    auto store = std::dynamic_pointer_cast<ModelGateStore>(p);
+    if (!store) throw BufferError(what + ": gate store is missing or belongs to another device");
+    const uint64_t need = static_cast<uint64_t>(s.packed_steps()) * s.hidden;
+    if (need > store->record_capacity()) {
+      throw BufferError(what + ": needs " + std::to_string(need) + " gate-store records, the store holds " +
+                        std::to_string(store->record_capacity()) + " (sized for " +
+                        store->capacity_shape().describe() + ")");
+    }
+    return store;
+  }
+
+  const BankWeights& bank(int b) {
+    std::lock_guard<std::mutex> lock(bank_m_);
+    return *banks_[static_cast<size_t>(b)];
+  }
+
+  // Called with m_ held.
+  JobPtr submit(const std::string& what, int bank, const std::vector<Range>& ranges, std::function<Counters()> run) {
+    auto job = std::make_shared<ModelJob>(what);
+    if (bank >= 0) ++bank_users_[static_cast<size_t>(bank)];
+    std::vector<BufferPtr> buffers;
+    for (const Range& r : ranges) buffers.push_back(r.ref.buffer);
+    queue_.push_back({job, bank, std::move(buffers), std::move(run)});
+    cv_.notify_all();
+    return job;
+  }
+
+  void run_queue() {
+    std::unique_lock<std::mutex> lock(m_);
+    for (;;) {
+      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (stop_) return;
+      Task task = std::move(queue_.front());
+      queue_.pop_front();
+      running_ = true;
+      const std::string failure = failure_;
+      lock.unlock();
+      Counters delta;
+      std::exception_ptr error;
+      const auto start = Clock::now();
+      if (!failure.empty()) {
+        error = std::make_exception_ptr(NotRunError(task.job->what() + ": not run, an earlier command failed (" +
+                                                    failure + "); call reset()"));
+      } else {
+        try {
+          // A buffer unregistered after submission is a DMA fault: nothing runs.
+          for (const BufferPtr& b : task.buffers) {
+            if (!mine()(b.get())) {
+              throw CommandError(task.job->what() + ": DMA fault: buffer '" + b->name() +
+                                 "' was unregistered before the command ran; nothing was read or written");
+            }
+          }
+          delta = task.run();
+        } catch (const DeviceError&) {
+          error = std::current_exception();
+        } catch (const std::exception& e) {
+          error = std::make_exception_ptr(CommandError(task.job->what() + ": " + e.what()));
+        }
+      }
+      const auto end = Clock::now();
+      delta.busy_seconds = std::chrono::duration<double>(end - start).count();
+      lock.lock();
+      if (error && failure.empty()) {
+        try {
+          std::rethrow_exception(error);
+        } catch (const std::exception& e) {
+          failure_ = e.what();
+        }
+      }
+      if (error) ++counters_.failed;
+      accumulate(delta);
+      if (task.bank >= 0 && bank_users_[static_cast<size_t>(task.bank)] > 0) --bank_users_[static_cast<size_t>(task.bank)];
+      running_ = false;
+      task.job->finish(delta, error, start, end);
+      idle_cv_.notify_all();
+    }
+  }
+
+  void accumulate(const Counters& d) {
+    counters_.loads += d.loads;
+    counters_.forwards += d.forwards;
+    counters_.backwards += d.backwards;
+    counters_.macs += d.macs;
+    counters_.words_read += d.words_read;
+    counters_.words_written += d.words_written;
+    counters_.nonfinite_inputs += d.nonfinite_inputs;
+    counters_.nonfinite_outputs += d.nonfinite_outputs;
+    counters_.busy_seconds += d.busy_seconds;
+  }
+
+  Capabilities caps_;
+  int threads_;
+  std::shared_ptr<Registry> reg_ = std::make_shared<Registry>();
+
+  mutable std::mutex m_;  // queue, bookkeeping, counters
+  std::condition_variable cv_, idle_cv_;
+  std::deque<Task> queue_;
+  bool running_ = false;
+  bool stop_ = false;
+  std::string failure_;  // the first error since reset(); later commands do not run
+  std::vector<std::optional<std::pair<CellKind, int>>> bank_shape_;  // as submitted
+  std::vector<int> bank_users_;                                      // queued or running FW/BW per bank
+  Counters counters_;
+
+  std::mutex bank_m_;  // the banks as the worker sees them
+  std::vector<std::optional<BankWeights>> banks_;
+  std::thread worker_;
+};
+
+}  // namespace
+
+std::unique_ptr<Device> open_model_device(const Uri& uri) {
+  uri.allow({"pes", "hidden", "batch", "banks", "depth", "threads", "card_mib"});
+  if (!uri.target.empty()) {
+    throw UnavailableError("'" + uri.text + "': model:// takes no target, only options (model://?pes=4)");
+  }
+  Capabilities c;
+  c.kind = "model";
+  c.num_pe = static_cast<int>(uri.positive("pes", 4));
+  c.num_banks = static_cast<int>(uri.positive("banks", 2));
+  c.weight_lanes = 16;
+  c.max_hidden = static_cast<int>(uri.positive("hidden", 1024));
+  c.max_batch = static_cast<int>(uri.positive("batch", 64));
+  c.max_steps = 65535;
+  const long rows = (4L * c.max_hidden + c.num_pe - 1) / c.num_pe;
+  c.weight_depth = static_cast<int>(uri.positive("depth", rows * c.max_hidden));
+  c.card_memory_bytes = static_cast<uint64_t>(uri.positive("card_mib", 16384)) << 20;
+  const int threads = static_cast<int>(
+      uri.positive("threads", std::max(1u, std::thread::hardware_concurrency())));
+  c.description = "bit-accurate engine model, " + std::to_string(c.num_pe) + " PEs, " +
+                  std::to_string(c.num_banks) + " banks of " + std::to_string(c.weight_depth) +
+                  " words per PE, hidden <= " + std::to_string(c.max_hidden) + ", batch <= " +
+                  std::to_string(c.max_batch) + ", " + std::to_string(threads) + " threads";
+  return std::make_unique<ModelDevice>(c, threads);
+}
+
+}  // namespace farnn::driver

@@ -1,0 +1,425 @@
+// ModelDevice (model://) through the Device API: results bit-identical to the
+// engine model run on the whole batch (random shapes, lengths, banks, thread
+// counts; seeds in the test names), every argument check with its error type
+// and message, DMA faults, failure/reset, NaN counting, two threads.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <thread>
+
+#include "farnn/device.hpp"
+#include "farnn/engine_model.hpp"
+#include "farnn/golden.hpp"
+
+namespace {
+
+using namespace farnn;
+using Words = std::vector<uint32_t>;
+
+uint32_t bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+Words random_words(size_t n, double bound, std::mt19937_64& rng) {
+  Words w(n);
+  for (uint32_t& x : w) x = bits(static_cast<float>(bound * (2 * golden::uniform01(rng) - 1)));
+  return w;
+}
+
+BufferPtr buffer_of(Device& dev, const Words& w, Access access, const std::string& name) {
+  BufferPtr b = dev.alloc(w.size(), access, name);
+  if (!w.empty()) std::memcpy(b->data(), w.data(), 4 * w.size());
+  return b;
+}
+
+Words words_of(const BufferPtr& b, size_t offset, size_t n) {
+  Words w(n);
+  if (n) std::memcpy(w.data(), b->data() + offset, 4 * n);
+  return w;
+}
+
+engine::Config engine_config(const LayerShape& s, int num_pe) {
+  return {s.cell == CellKind::kLstm ? engine::Cell::kLstm : engine::Cell::kGru, s.hidden, s.batch, s.steps,
+          num_pe, s.lengths};
+}
+
+// One layer's data, the engine model's results, and the device's buffers.
+struct LayerData {
+  LayerShape shape;
+  engine::Weights w;
+  Words xp, state_in, dh, carry;
+  engine::ForwardResult fw;
+  engine::BackwardResult bw;
+};
+
+LayerData make_layer(const LayerShape& s, int num_pe, std::mt19937_64& rng) {
+  LayerData d;
+  d.shape = s;
+  const size_t G = s.gates(), H = s.hidden, S = s.packed_steps(), B = s.batch, SW = state_words(s.cell);
+  d.w.w_hh = random_words(G * H * H, 1.0 / std::sqrt(H), rng);
+  d.w.b_hh = random_words(G * H, 0.5, rng);
+  d.xp = random_words(S * G * H, 1.0, rng);
+  d.state_in = random_words(B * H * SW, 0.5, rng);
+  d.dh = random_words(S * H, 1.0, rng);
+  d.carry = random_words(B * H, 0.5, rng);
+  const engine::Config cfg = engine_config(s, num_pe);
+  d.fw = engine::forward(cfg, d.w, d.xp, d.state_in);
+  d.bw = engine::backward(cfg, d.w, d.fw.records, d.dh, d.carry);
+  return d;
+}
+
+struct DeviceRun {
+  Words h, state_out, delta, dstate;
+  Counters fw, bw;
+};
+
+DeviceRun run_layer(Device& dev, const LayerData& d, int bank) {
+  const LayerShape& s = d.shape;
+  const size_t G = s.gates(), H = s.hidden, S = s.packed_steps(), B = s.batch, SW = state_words(s.cell);
+  // Weights in one buffer (w_hh then b_hh), at an offset.
+  Words wb(3);
+  wb.insert(wb.end(), d.w.w_hh.begin(), d.w.w_hh.end());
+  wb.insert(wb.end(), d.w.b_hh.begin(), d.w.b_hh.end());
+  BufferPtr weights = buffer_of(dev, wb, Access::kRead, "weights");
+  dev.load(bank, s, {weights, 3}, {weights, 3 + G * H * H})->wait();
+  BufferPtr xp = buffer_of(dev, d.xp, Access::kRead, "xp");
+  BufferPtr st = buffer_of(dev, d.state_in, Access::kRead, "state_in");
+  BufferPtr h = dev.alloc(S * H, Access::kWrite, "h");
+  BufferPtr so = dev.alloc(B * H * SW, Access::kReadWrite, "state_out");
+  GateStorePtr store = dev.alloc_gate_store(s);
+  DeviceRun r;
+  r.fw = dev.forward({s, bank, {xp}, {st}, {h}, {so}, store})->wait().delta;
+  BufferPtr dh = buffer_of(dev, d.dh, Access::kRead, "dh");
+  BufferPtr carry = buffer_of(dev, d.carry, Access::kRead, "carry");
+  BufferPtr delta = dev.alloc(S * H * kDeltaWords, Access::kWrite, "delta");
+  BufferPtr ds = dev.alloc(B * H * SW, Access::kWrite, "dstate");
+  r.bw = dev.backward({s, bank, store, {dh}, {carry}, {delta}, {ds}})->wait().delta;
+  r.h = words_of(h, 0, S * H);
+  r.state_out = words_of(so, 0, B * H * SW);
+  r.delta = words_of(delta, 0, S * H * kDeltaWords);
+  r.dstate = words_of(ds, 0, B * H * SW);
+  return r;
+}
+
+void expect_same(const LayerData& d, const DeviceRun& r, const std::string& where) {
+  EXPECT_EQ(r.h, d.fw.h) << where << " h";
+  EXPECT_EQ(r.state_out, d.fw.state_out) << where << " state_out";
+  EXPECT_EQ(r.delta, d.bw.delta) << where << " delta";
+  EXPECT_EQ(r.dstate, d.bw.state_out) << where << " dstate";
+}
+
+LayerShape random_shape(std::mt19937_64& rng, int max_hidden, int max_batch) {
+  LayerShape s;
+  s.cell = rng() % 2 ? CellKind::kGru : CellKind::kLstm;
+  s.hidden = 1 + static_cast<int>(rng() % max_hidden);
+  s.batch = 1 + static_cast<int>(rng() % max_batch);
+  s.steps = 1 + static_cast<int>(rng() % 9);
+  if (rng() % 2) {
+    for (int b = 0; b < s.batch; ++b) s.lengths.push_back(1 + static_cast<int>(rng() % s.steps));
+  }
+  return s;
+}
+
+template <class E>
+void expect_error(const std::function<void()>& fn, const std::string& phrase) {
+  try {
+    fn();
+    ADD_FAILURE() << "no error; expected one containing '" << phrase << "'";
+  } catch (const E& e) {
+    EXPECT_NE(std::string(e.what()).find(phrase), std::string::npos) << e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "wrong error type: " << e.what();
+  }
+}
+
+TEST(ModelDevice, OpensWithOptionsAndReportsCapabilities) {
+  auto dev = Device::open("model://?pes=8&hidden=64&batch=3&banks=3&threads=2");
+  const Capabilities& c = dev->caps();
+  EXPECT_EQ(c.kind, "model");
+  EXPECT_EQ(c.num_pe, 8);
+  EXPECT_EQ(c.max_hidden, 64);
+  EXPECT_EQ(c.max_batch, 3);
+  EXPECT_EQ(c.num_banks, 3);
+  EXPECT_EQ(c.weight_depth, 32 * 64);  // ceil(4*64/8) rows of 64 words
+  EXPECT_EQ(c.max_resident_hidden(CellKind::kLstm), 64);
+  EXPECT_EQ(c.clock_mhz, 0);
+  auto small = Device::open("model://?pes=4&hidden=64&depth=100");
+  // LSTM: ceil(4H/4)*H <= 100 -> H = 10; GRU: ceil(3H/4)*H <= 100 -> H = 11.
+  EXPECT_EQ(small->caps().max_resident_hidden(CellKind::kLstm), 10);
+  EXPECT_EQ(small->caps().max_resident_hidden(CellKind::kGru), 11);
+}
+
+TEST(ModelDevice, RefusesBadUris) {
+  expect_error<UnavailableError>([] { Device::open("sim://?pes=4"); }, "not part of this build");
+  expect_error<UnavailableError>([] { Device::open("pcie://0000:65:00.0"); }, "not part of this build");
+  expect_error<UnavailableError>([] { Device::open("fpga://x"); }, "unknown device kind 'fpga'");
+  expect_error<UnavailableError>([] { Device::open("model"); }, "not a device URI");
+  expect_error<UnavailableError>([] { Device::open("model://?pes"); }, "not key=value");
+  expect_error<UnavailableError>([] { Device::open("model://?pes=2&pes=4"); }, "given twice");
+  expect_error<UnavailableError>([] { Device::open("model://card0"); }, "takes no target");
+  expect_error<InvalidArgumentError>([] { Device::open("model://?pes=0"); }, "pes=0 must be a positive integer");
+  expect_error<InvalidArgumentError>([] { Device::open("model://?pes=4x"); }, "pes=4x must be a positive");
+  expect_error<InvalidArgumentError>([] { Device::open("model://?speed=9"); }, "unknown option 'speed'");
+}
+
+// Random layers, bit for bit against the engine model on the whole batch.
+TEST(ModelDevice, MatchesEngineModelOnRandomLayers) {
+  for (uint64_t seed = 1; seed <= 24; ++seed) {
+    std::mt19937_64 rng(seed);
+    const int pes = 1 + static_cast<int>(rng() % 7);
+    const int threads = 1 + static_cast<int>(rng() % 3);
+    auto dev = Device::open("model://?pes=" + std::to_string(pes) + "&hidden=24&batch=5&threads=" +
+                            std::to_string(threads));
+    const LayerShape s = random_shape(rng, 24, 5);
+    const LayerData d = make_layer(s, pes, rng);
+    const int bank = static_cast<int>(rng() % 2);
+    const DeviceRun r = run_layer(*dev, d, bank);
+    expect_same(d, r, "seed " + std::to_string(seed) + " " + s.describe() + " pes " + std::to_string(pes));
+    // Counters count work done.
+    const uint64_t macs = static_cast<uint64_t>(s.packed_steps()) * s.gates() * s.hidden * s.hidden;
+    EXPECT_EQ(r.fw.macs, macs);
+    EXPECT_EQ(r.bw.macs, macs);
+    EXPECT_EQ(r.fw.forwards, 1u);
+    EXPECT_EQ(r.bw.backwards, 1u);
+    EXPECT_EQ(r.fw.words_read, d.xp.size() + d.state_in.size());
+    EXPECT_EQ(r.fw.words_written, d.fw.h.size() + d.fw.state_out.size());
+    EXPECT_EQ(r.bw.words_read, d.dh.size() + d.carry.size());
+    EXPECT_EQ(r.bw.words_written, d.bw.delta.size() + d.bw.state_out.size());
+    const Counters total = dev->counters();
+    EXPECT_EQ(total.loads, 1u);
+    EXPECT_EQ(total.macs, 2 * macs);
+    EXPECT_EQ(total.nonfinite_inputs, 0u);
+  }
+}
+
+// Two banks hold two layers at once; each command reads its own.
+TEST(ModelDevice, TwoBanksHoldTwoLayers) {
+  std::mt19937_64 rng(77);
+  auto dev = Device::open("model://?pes=3&hidden=16&batch=4");
+  const LayerData lstm = make_layer({CellKind::kLstm, 9, 2, 5, {5, 3}}, 3, rng);
+  const LayerData gru = make_layer({CellKind::kGru, 12, 3, 4, {}}, 3, rng);
+  const DeviceRun a = run_layer(*dev, lstm, 0);
+  const DeviceRun b = run_layer(*dev, gru, 1);
+  expect_same(lstm, a, "bank 0");
+  expect_same(gru, b, "bank 1");
+}
+
+// NaN and Inf propagate as IEEE arithmetic does, are counted, and are no error.
+TEST(ModelDevice, CountsNonFiniteData) {
+  std::mt19937_64 rng(5);
+  auto dev = Device::open("model://?pes=2&hidden=8");
+  LayerShape s{CellKind::kLstm, 4, 1, 3, {}};
+  LayerData d = make_layer(s, 2, rng);
+  d.xp[5] = 0x7fc00000u;   // NaN
+  d.xp[20] = 0x7f800000u;  // +Inf
+  const engine::Config cfg = engine_config(s, 2);
+  d.fw = engine::forward(cfg, d.w, d.xp, d.state_in);
+  d.bw = engine::backward(cfg, d.w, d.fw.records, d.dh, d.carry);
+  const DeviceRun r = run_layer(*dev, d, 0);
+  expect_same(d, r, "nan");
+  EXPECT_EQ(r.fw.nonfinite_inputs, 2u);
+  uint64_t bad_out = 0;
+  for (const Words* w : {&d.fw.h, &d.fw.state_out}) {
+    for (uint32_t x : *w) bad_out += (x & 0x7f800000u) == 0x7f800000u;
+  }
+  EXPECT_GT(bad_out, 0u);
+  EXPECT_EQ(r.fw.nonfinite_outputs, bad_out);
+}
+
+class ModelDeviceArgs : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dev = Device::open("model://?pes=4&hidden=16&batch=2&card_mib=1");
+    shape = {CellKind::kLstm, 8, 2, 4, {}};
+    w = dev->alloc(4 * 8 * 8 + 4 * 8, Access::kRead, "w");
+    xp = dev->alloc(8 * 8 * 4, Access::kRead, "xp");
+    h = dev->alloc(8 * 8, Access::kWrite, "h");
+    dh = dev->alloc(8 * 8, Access::kRead, "dh");
+    delta = dev->alloc(8 * 8 * 4, Access::kWrite, "delta");
+    store = dev->alloc_gate_store(shape);
+  }
+  JobPtr load(int bank = 0) { return dev->load(bank, shape, {w}, {w, 4 * 8 * 8}); }
+  ForwardArgs fw() { return {shape, 0, {xp}, {}, {h}, {}, store}; }
+  BackwardArgs bw() { return {shape, 0, store, {dh}, {}, {delta}, {}}; }
+
+  std::unique_ptr<Device> dev;
+  LayerShape shape;
+  BufferPtr w, xp, h, dh, delta;
+  GateStorePtr store;
+};
+
+TEST_F(ModelDeviceArgs, RefusesShapesOutsideCapacity) {
+  LayerShape big = shape;
+  big.hidden = 17;
+  expect_error<CapacityError>([&] { dev->load(0, big, {w}, {w}); }, "hidden 17 is above the device's maximum 16");
+  big = shape;
+  big.batch = 3;
+  expect_error<CapacityError>([&] { dev->alloc_gate_store(big); }, "batch 3 is above the device's maximum 2");
+  big = shape;
+  big.hidden = 0;
+  expect_error<InvalidArgumentError>([&] { load(); dev->forward({big, 0, {xp}, {}, {h}, {}, store}); },
+                                     "must be >= 1");
+  big = shape;
+  big.lengths = {4, 5};
+  expect_error<InvalidArgumentError>([&] { dev->alloc_gate_store(big); }, "length 5 of sequence 1 is outside 1..4");
+  big.lengths = {4};
+  expect_error<InvalidArgumentError>([&] { dev->alloc_gate_store(big); }, "1 lengths for a batch of 2");
+  auto tight = Device::open("model://?pes=4&hidden=64&depth=100");
+  BufferPtr tw = tight->alloc(4 * 11 * 11 + 44, Access::kRead, "w");
+  expect_error<CapacityError>([&] { tight->load(0, {CellKind::kLstm, 11, 1, 1, {}}, {tw}, {tw, 4 * 11 * 11}); },
+                              "largest resident lstm hidden size is 10");
+  expect_error<InvalidArgumentError>([&] { dev->load(2, shape, {w}, {w}); }, "bank 2 does not exist");
+}
+
+TEST_F(ModelDeviceArgs, RefusesBadBuffers) {
+  load()->wait();
+  auto other = Device::open("model://");
+  BufferPtr foreign = other->alloc(8 * 8 * 4, Access::kRead, "elsewhere");
+  ForwardArgs a = fw();
+  a.xp = {foreign};
+  expect_error<BufferError>([&] { dev->forward(a); }, "xp buffer 'elsewhere' is not registered with this device");
+  a = fw();
+  a.xp = {xp, 1};
+  expect_error<BufferError>([&] { dev->forward(a); }, "xp needs 256 words from offset 1, buffer 'xp' has 256");
+  a = fw();
+  a.h = {xp};
+  expect_error<BufferError>([&] { dev->forward(a); }, "h buffer 'xp' is registered read-only");
+  a = fw();
+  a.xp = {};
+  expect_error<BufferError>([&] { dev->forward(a); }, "xp buffer is missing");
+  BufferPtr rw = dev->alloc(1000, Access::kReadWrite, "shared");
+  a = fw();
+  a.xp = {rw, 0};
+  a.h = {rw, 200};
+  expect_error<BufferError>([&] { dev->forward(a); }, "xp and h overlap in buffer 'shared'");
+  a.h = {rw, 256};  // adjacent, not overlapping
+  EXPECT_NO_THROW(dev->forward(a)->wait());
+  dev->unregister(xp);
+  expect_error<BufferError>([&] { dev->forward(fw()); }, "xp buffer 'xp' is not registered");
+  expect_error<BufferError>([&] { dev->unregister(xp); }, "is not registered with this device");
+  float host[4] = {};
+  expect_error<BufferError>([&] { dev->register_memory(nullptr, 4, Access::kRead, "null"); }, "null pointer");
+  BufferPtr reg = dev->register_memory(host, 4, Access::kRead, "host");
+  EXPECT_EQ(reg->data(), host);
+  EXPECT_EQ(reg->bus_address() % 4096, 0u);
+}
+
+TEST_F(ModelDeviceArgs, ChecksBanksAndGateStores) {
+  expect_error<InvalidArgumentError>([&] { dev->forward(fw()); }, "bank 0 holds no weights; LOAD it first");
+  load()->wait();
+  expect_error<InvalidArgumentError>([&] { dev->backward(bw()); }, "the gate store holds no FORWARD");
+  LayerShape gru = shape;
+  gru.cell = CellKind::kGru;
+  expect_error<InvalidArgumentError>([&] { dev->forward({gru, 0, {xp}, {}, {h}, {}, store}); },
+                                     "bank 0 holds LSTM H=8 weights, the command is GRU H=8");
+  dev->forward(fw())->wait();
+  LayerShape shorter = shape;
+  shorter.lengths = {4, 2};
+  expect_error<InvalidArgumentError>([&] { dev->backward({shorter, 0, store, {dh}, {}, {delta}, {}}); },
+                                     "the gate store holds the FORWARD of LSTM H=8 B=2 T=4");
+  LayerShape longer = shape;
+  longer.steps = 5;
+  BufferPtr xp5 = dev->alloc(10 * 8 * 4, Access::kRead, "xp5");
+  BufferPtr h5 = dev->alloc(10 * 8, Access::kWrite, "h5");
+  expect_error<BufferError>([&] { dev->forward({longer, 0, {xp5}, {}, {h5}, {}, store}); },
+                            "needs 80 gate-store records, the store holds 64");
+  expect_error<BufferError>([&] { dev->forward({shape, 0, {xp}, {}, {h}, {}, nullptr}); }, "gate store is missing");
+  // Card memory: 1 MiB holds 1 MiB / (32 bytes per record); a larger store is refused.
+  expect_error<CapacityError>([&] { dev->alloc_gate_store({CellKind::kLstm, 16, 2, 4096, {}}); },
+                              "bytes of card memory");
+  {
+    GateStorePtr half = dev->alloc_gate_store({CellKind::kLstm, 16, 2, 1000, {}});  // 1,024,000 bytes
+    expect_error<CapacityError>([&] { dev->alloc_gate_store({CellKind::kLstm, 16, 1, 100, {}}); }, "are free");
+  }
+  EXPECT_NO_THROW(dev->alloc_gate_store({CellKind::kLstm, 16, 1, 100, {}}));  // released with `half`
+  EXPECT_NO_THROW(dev->backward(bw())->wait());
+}
+
+// Work long enough (hundreds of ms) that commands submitted right after it
+// are certainly still queued behind it.
+std::vector<JobPtr> occupy(Device& dev, int bank, BufferPtr& keep_w, std::vector<BufferPtr>& keep) {
+  const LayerShape s{CellKind::kLstm, 128, 1, 200, {}};
+  keep_w = dev.alloc(4 * 128 * 129, Access::kRead, "busy_w");
+  dev.load(bank, s, {keep_w}, {keep_w, 4 * 128 * 128});
+  std::vector<JobPtr> jobs;
+  for (int i = 0; i < 4; ++i) {
+    keep.push_back(dev.alloc(200 * 128 * 4, Access::kRead, "busy_xp"));
+    keep.push_back(dev.alloc(200 * 128, Access::kWrite, "busy_h"));
+    jobs.push_back(dev.forward({s, bank, {keep[keep.size() - 2]}, {}, {keep.back()}, {}, dev.alloc_gate_store(s)}));
+  }
+  return jobs;
+}
+
+TEST(ModelDeviceQueue, RefusesLoadIntoABankInUse) {
+  auto dev = Device::open("model://?pes=4&hidden=128&threads=1");
+  BufferPtr w;
+  std::vector<BufferPtr> keep;
+  auto jobs = occupy(*dev, 0, w, keep);
+  expect_error<BankBusyError>([&] { dev->load(0, {CellKind::kLstm, 128, 1, 1, {}}, {w}, {w, 4 * 128 * 128}); },
+                              "bank 0 is still in use by 4 queued or running command(s)");
+  EXPECT_NO_THROW(dev->load(1, {CellKind::kLstm, 128, 1, 1, {}}, {w}, {w, 4 * 128 * 128}));  // the other bank
+  expect_error<TimeoutError>([&] { jobs.back()->wait(std::chrono::milliseconds(0)); }, "not finished after 0 ms");
+  dev->drain();
+  EXPECT_NO_THROW(dev->load(0, {CellKind::kLstm, 128, 1, 1, {}}, {w}, {w, 4 * 128 * 128})->wait());
+}
+
+// A buffer unregistered while its command waits is a DMA fault: the command
+// fails naming it, later commands do not run, reset() recovers, and the next
+// layer is bit-exact.
+TEST(ModelDeviceQueue, FaultStopsTheQueueUntilReset) {
+  auto dev = Device::open("model://?pes=4&hidden=128&threads=1");
+  BufferPtr w;
+  std::vector<BufferPtr> keep;
+  occupy(*dev, 0, w, keep);
+  std::mt19937_64 rng(9);
+  const LayerShape s{CellKind::kGru, 6, 2, 3, {3, 2}};
+  const LayerData d = make_layer(s, 4, rng);
+  BufferPtr w1 = dev->alloc(3 * 36 + 18, Access::kRead, "w1");
+  std::memcpy(w1->data(), d.w.w_hh.data(), 4 * 108);
+  std::memcpy(w1->data() + 108, d.w.b_hh.data(), 4 * 18);
+  JobPtr l = dev->load(1, s, {w1}, {w1, 108});
+  BufferPtr xp = buffer_of(*dev, d.xp, Access::kRead, "doomed_xp");
+  BufferPtr h = dev->alloc(5 * 6, Access::kWrite, "h");
+  JobPtr f = dev->forward({s, 1, {xp}, {}, {h}, {}, dev->alloc_gate_store(s)});
+  JobPtr f2 = dev->forward({s, 1, {buffer_of(*dev, d.xp, Access::kRead, "xp2")}, {}, {h}, {}, dev->alloc_gate_store(s)});
+  dev->unregister(xp);
+  EXPECT_NO_THROW(l->wait());
+  expect_error<CommandError>([&] { f->wait(); }, "DMA fault: buffer 'doomed_xp' was unregistered");
+  expect_error<NotRunError>([&] { f2->wait(); }, "not run, an earlier command failed");
+  EXPECT_EQ(dev->counters().failed, 2u);
+  expect_error<NotRunError>([&] { dev->forward({s, 1, {buffer_of(*dev, d.xp, Access::kRead, "xp3")}, {}, {h}, {},
+                                                dev->alloc_gate_store(s)})->wait(); },
+                            "call reset()");
+  dev->reset();
+  expect_error<InvalidArgumentError>([&] { dev->forward({s, 1, {buffer_of(*dev, d.xp, Access::kRead, "x")}, {}, {h},
+                                                         {}, dev->alloc_gate_store(s)}); },
+                                     "holds no weights");  // reset clears the banks
+  const DeviceRun r = run_layer(*dev, d, 1);
+  expect_same(d, r, "after reset");
+}
+
+// Two host threads share one device: submissions serialize, every result is right.
+TEST(ModelDeviceQueue, TwoThreadsShareADevice) {
+  auto dev = Device::open("model://?pes=2&hidden=16&batch=3&banks=2");
+  std::vector<LayerData> layers(2);
+  std::vector<std::vector<DeviceRun>> runs(2);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 2; ++i) {
+    std::mt19937_64 rng(100 + i);
+    layers[i] = make_layer({i ? CellKind::kGru : CellKind::kLstm, 7 + i, 3, 5, {5, 2, 4}}, 2, rng);
+  }
+  for (int i = 0; i < 2; ++i) {
+    threads.emplace_back([&, i] {
+      for (int k = 0; k < 5; ++k) runs[i].push_back(run_layer(*dev, layers[i], i));
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int i = 0; i < 2; ++i)
+    for (const DeviceRun& r : runs[i]) expect_same(layers[i], r, "thread " + std::to_string(i));
+  EXPECT_EQ(dev->counters().forwards, 10u);
+}
+
+}  // namespace
