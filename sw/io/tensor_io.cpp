@@ -1,0 +1,104 @@
+// Pieces shared by the safetensors and .npy code: Tensor helpers, find_tensor,
+// whole-file reading, atomic writing (temp file + fsync + rename) and the
+// writers' tensor validation.
+#include "farnn/tensor_io.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <memory>
+
+namespace farnn::io {
+
+size_t Tensor::numel() const {
+  size_t n = 1;
+  for (int64_t d : shape) n *= static_cast<size_t>(d);
+  return n;
+}
+
+std::string Tensor::shape_string() const {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+const Tensor& find_tensor(const TensorList& list, const std::string& name,
+                          const std::string& source) {
+  std::string names;
+  for (const auto& [n, t] : list) {
+    if (n == name) return t;
+    names += (names.empty() ? "'" : ", '") + n + "'";
+  }
+  throw FormatError(source + ": no tensor named '" + name + "' (it has " +
+                    (names.empty() ? "no tensors" : names) + ")");
+}
+
+namespace detail {
+namespace {
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+
+}  // namespace
+
+std::string read_file(const std::string& path) {
+  std::unique_ptr<std::FILE, FileCloser> f(std::fopen(path.c_str(), "rb"));
+  if (!f) throw FormatError(path + ": cannot open: " + std::strerror(errno));
+  std::string bytes;
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) bytes.append(buf, n);
+  if (std::ferror(f.get())) throw FormatError(path + ": cannot read: " + std::strerror(errno));
+  return bytes;
+}
+
+void write_file_atomic(const std::string& path, std::string_view bytes) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  auto fail = [&](const std::string& what, int err) {
+    std::remove(tmp.c_str());
+    throw std::runtime_error(path + ": cannot write: " + what + ": " + std::strerror(err));
+  };
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) fail("cannot create " + tmp, errno);
+  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size() && std::fflush(f) == 0 &&
+            ::fsync(::fileno(f)) == 0;
+  int err = ok ? 0 : errno;
+  if (std::fclose(f) != 0 && ok) ok = false, err = errno;
+  if (!ok) fail("writing " + tmp + " failed", err);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) fail("cannot rename " + tmp + " to it", errno);
+}
+
+std::optional<uint64_t> checked_numel(const std::vector<int64_t>& shape) {
+  constexpr uint64_t kMax = std::numeric_limits<int64_t>::max() / sizeof(float);
+  uint64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || __builtin_mul_overflow(n, static_cast<uint64_t>(d), &n) || n > kMax) {
+      return std::nullopt;
+    }
+  }
+  return n;
+}
+
+void validate_tensor(const Tensor& t, const std::string& what) {
+  for (int64_t d : t.shape) {
+    if (d < 0)
+      throw std::invalid_argument(what + ": shape " + t.shape_string() +
+                                  " has a negative dimension");
+  }
+  const auto numel = checked_numel(t.shape);
+  if (!numel)
+    throw std::invalid_argument(what + ": element count of shape " + t.shape_string() +
+                                " overflows");
+  if (t.data.size() != *numel) {
+    throw std::invalid_argument(what + ": data has " + std::to_string(t.data.size()) +
+                                " elements, shape " + t.shape_string() + " needs " +
+                                std::to_string(*numel));
+  }
+}
+
+}  // namespace detail
+}  // namespace farnn::io
