@@ -1,0 +1,100 @@
+// RnnStack: a stacked, optionally bidirectional LSTM/GRU trained the FARNN
+// way. The compute backend runs each layer's input GEMM over the whole
+// (packed) sequence, the gradient GEMMs and the layout moves; the device runs
+// the recurrence, FORWARD and BACKWARD, with the layer's recurrent weights in
+// a bank. Parameters use PyTorch's names, shapes and layouts
+// (weight_ih_l{k}[_reverse], weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k}), so
+// a torch.nn.LSTM/GRU state dict moves across unchanged.
+//
+// Batches are padded (T, B, features), seq-first as PyTorch's default, with
+// per-sequence lengths (empty: all T); internally only the packed steps are
+// computed (no work on padding), and padded outputs are zero.
+//
+// Schedule of one step (the overlap is real: device commands are asynchronous):
+//   forward, layer by layer: input GEMM of each direction, device FORWARD;
+//     the reverse direction's GEMM runs while the forward direction's FORWARD does;
+//     a layer's weights go into a free bank while the other bank's command runs.
+//   backward, top layer first: device BACKWARD of every direction, dx of the
+//     layer (the next BACKWARD's input), then the layer's weight-gradient GEMMs
+//     while the device runs the BACKWARD of the layer below.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "farnn/backend.hpp"
+#include "farnn/device.hpp"
+#include "farnn/tensor_io.hpp"
+#include "farnn/trace.hpp"
+
+namespace farnn::train {
+
+struct StackConfig {
+  CellKind cell = CellKind::kLstm;
+  int input = 1;
+  int hidden = 1;
+  int layers = 1;
+  bool bidirectional = false;
+  int directions() const { return bidirectional ? 2 : 1; }
+  int output() const { return directions() * hidden; }
+  std::string describe() const;
+  void validate() const;  // std::invalid_argument naming the field
+};
+
+// One parameter: PyTorch name and shape, value and gradient.
+struct Param {
+  std::string name;
+  std::vector<int64_t> shape;
+  BufferPtr value;          // device-registered (the recurrent weights are LOADed from it)
+  std::vector<float> grad;  // same size
+  size_t size() const { return value->size(); }
+  float* data() const { return value->data(); }
+};
+
+// The padded results of forward(): y (T, B, D*H), h_n and c_n (L*D, B, H; c_n LSTM only).
+struct StackOutput {
+  std::vector<float> y, h_n, c_n;
+};
+
+class RnnStack {
+ public:
+  RnnStack(const StackConfig& config, Device& device, Backend& backend, Trace* trace = nullptr);
+  ~RnnStack();
+  const StackConfig& config() const { return cfg_; }
+
+  // PyTorch's default initialisation: every entry uniform in [-k, k), k = 1/sqrt(H).
+  void init_uniform(uint64_t seed);
+  std::vector<Param>& params() { return params_; }
+  const std::vector<Param>& params() const { return params_; }
+  // Every parameter from `tensors` by name, shape checked; a missing name, a
+  // wrong shape or a name the stack does not have -> std::invalid_argument.
+  void set_params(const io::TensorList& tensors, const std::string& source);
+  io::TensorList param_tensors(const std::string& prefix = "") const;
+  io::TensorList grad_tensors(const std::string& prefix = "grad.") const;
+
+  // x: (T, B, I) padded; lengths: B values in 1..T or empty. Keeps what
+  // backward needs.
+  StackOutput forward(const std::vector<float>& x, int steps, int batch, const std::vector<int>& lengths);
+  // dy: (T, B, D*H), the gradient of the loss with respect to y (padding
+  // ignored). Sets every Param::grad; returns dx (T, B, I).
+  std::vector<float> backward(const std::vector<float>& dy);
+
+ private:
+  struct Impl;
+  // The bank holding unit (layer*D + direction)'s recurrent weights, loading
+  // them into the next bank in turn when none does.
+  int bank_for(int unit);
+  // Waits for a device command; every command's span goes into the trace.
+  void wait_job(const JobPtr& job);
+  void trace_jobs();
+  StackConfig cfg_;
+  Device& dev_;
+  Backend& be_;
+  Trace* trace_;
+  std::vector<Param> params_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace farnn::train

@@ -1,0 +1,400 @@
+// RnnStack: see farnn/rnn_stack.hpp. Index arrays move rows between layouts
+// (padded <-> packed, forward <-> per-sequence reversed time, PyTorch's
+// gate-major rows <-> the device's unit-major ones); everything numeric is a
+// backend call or a device command.
+#include "farnn/rnn_stack.hpp"
+
+#include <cmath>
+#include <random>
+#include <stdexcept>
+
+#include "farnn/golden.hpp"
+
+namespace farnn::train {
+
+std::string StackConfig::describe() const {
+  return std::to_string(layers) + "-layer " + (bidirectional ? "bidirectional " : "") +
+         (cell == CellKind::kLstm ? "LSTM" : "GRU") + ", input " + std::to_string(input) + ", hidden " +
+         std::to_string(hidden);
+}
+
+void StackConfig::validate() const {
+  if (input < 1) throw std::invalid_argument("input size must be >= 1 (got " + std::to_string(input) + ")");
+  if (hidden < 1) throw std::invalid_argument("hidden size must be >= 1 (got " + std::to_string(hidden) + ")");
+  if (layers < 1) throw std::invalid_argument("layers must be >= 1 (got " + std::to_string(layers) + ")");
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Rows of one layer-direction's tensors between layouts. k = unit-major row
+// j*G + g (the device's order), r = PyTorch's gate-major row g*H + j.
+struct RowMaps {
+  std::vector<int> to_unit;     // [G*H]: unit-major row k <- PyTorch row
+  std::vector<int> to_unit4;    // [4H]: row j*4+g <- PyTorch row of gate g; -1 (zero) for GRU's slot 3
+  std::vector<int> grad_ih;     // [G*H]: PyTorch row r <- delta column j*4+g
+  std::vector<int> grad_hh;     // [G*H]: as grad_ih, GRU's n gate from column j*4+3 (d(W_hn h + b_hn))
+  RowMaps(CellKind cell, int hidden) {
+    const int G = gate_count(cell), H = hidden;
+    to_unit.resize(static_cast<size_t>(G) * H);
+    to_unit4.assign(static_cast<size_t>(4) * H, -1);
+    grad_ih.resize(static_cast<size_t>(G) * H);
+    grad_hh.resize(static_cast<size_t>(G) * H);
+    for (int j = 0; j < H; ++j) {
+      for (int g = 0; g < G; ++g) {
+        to_unit[static_cast<size_t>(j * G + g)] = g * H + j;
+        to_unit4[static_cast<size_t>(j * 4 + g)] = g * H + j;
+        grad_ih[static_cast<size_t>(g * H + j)] = j * 4 + g;
+        grad_hh[static_cast<size_t>(g * H + j)] = j * 4 + (cell == CellKind::kGru && g == 2 ? 3 : g);
+      }
+    }
+  }
+};
+
+}  // namespace
+
+struct RnnStack::Impl {
+  // One layer-direction: its device streams and what backward needs.
+  struct Unit {
+    RowMaps maps;
+    std::vector<float> w_u, b_u, w_u4;  // W_ih and b_ih in unit-major rows; W_ih in 4-per-unit rows
+    std::vector<float> x_rev;           // the reverse direction's input, sequences reversed
+    BufferPtr xp, h, state_out, dh, delta;
+    GateStorePtr store;
+    explicit Unit(const StackConfig& c) : maps(c.cell, c.hidden) {}
+  };
+  std::vector<Unit> units;  // index l*D + d
+
+  // The batch of the last forward.
+  LayerShape shape;
+  int S = 0;
+  std::vector<int> pack;    // [S] packed step -> padded row t*B + b
+  std::vector<int> unpack;  // [T*B] padded row -> packed step or -1
+  std::vector<int> rev;     // [S] packed (t,b) -> packed (len_b-1-t, b)
+  std::vector<int> prev;    // [S] packed (t,b) -> packed (t-1, b) or -1
+  std::vector<int> last;    // [B] packed (len_b-1, b)
+  std::vector<std::vector<float>> x;  // per layer: its packed input [S][I_l]
+  bool have_forward = false;
+
+  // Banks: which unit each holds (-1: none or stale) and its last command.
+  std::vector<int> bank_unit;
+  std::vector<JobPtr> bank_job;
+  int next_bank = 0;
+  std::vector<JobPtr> submitted;  // for the trace
+};
+
+RnnStack::RnnStack(const StackConfig& config, Device& device, Backend& backend, Trace* trace)
+    : cfg_(config), dev_(device), be_(backend), trace_(trace), impl_(std::make_unique<Impl>()) {
+  cfg_.validate();
+  const int G = gate_count(cfg_.cell), H = cfg_.hidden, D = cfg_.directions();
+  for (int l = 0; l < cfg_.layers; ++l) {
+    const int in = l == 0 ? cfg_.input : D * H;
+    for (int d = 0; d < D; ++d) {
+      const std::string sfx = std::to_string(l) + (d ? "_reverse" : "");
+      const std::vector<std::pair<std::string, std::vector<int64_t>>> shapes = {
+          {"weight_ih_l" + sfx, {G * H, in}}, {"weight_hh_l" + sfx, {G * H, H}},
+          {"bias_ih_l" + sfx, {G * H}}, {"bias_hh_l" + sfx, {G * H}}};
+      for (const auto& [name, shape] : shapes) {
+        size_t n = 1;
+        for (int64_t s : shape) n *= static_cast<size_t>(s);
+        params_.push_back({name, shape, dev_.alloc(n, Access::kRead, name), std::vector<float>(n, 0.0f)});
+      }
+      impl_->units.emplace_back(cfg_);
+    }
+  }
+  const int banks = dev_.caps().num_banks;
+  impl_->bank_unit.assign(static_cast<size_t>(banks), -1);
+  impl_->bank_job.resize(static_cast<size_t>(banks));
+}
+
+RnnStack::~RnnStack() {
+  try {
+    dev_.drain();
+  } catch (const std::exception&) {  // a destructor must not throw; the jobs hold their own errors
+  }
+}
+
+void RnnStack::init_uniform(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const double k = 1.0 / std::sqrt(static_cast<double>(cfg_.hidden));
+  for (Param& p : params_) {
+    for (size_t i = 0; i < p.size(); ++i) p.data()[i] = static_cast<float>(k * (2 * golden::uniform01(rng) - 1));
+  }
+}
+
+void RnnStack::set_params(const io::TensorList& tensors, const std::string& source) {
+  for (const auto& [name, t] : tensors) {
+    bool known = false;
+    for (const Param& p : params_) known |= p.name == name;
+    if (!known) {
+      throw std::invalid_argument(source + ": tensor '" + name + "' is not a parameter of a " + cfg_.describe() +
+                                  " (check --cell, --layers, --bidirectional)");
+    }
+  }
+  for (Param& p : params_) {
+    const io::Tensor* t = nullptr;
+    for (const auto& [name, tensor] : tensors) {
+      if (name == p.name) t = &tensor;
+    }
+    if (!t) throw std::invalid_argument(source + ": parameter '" + p.name + "' of a " + cfg_.describe() + " is missing");
+    if (t->shape != p.shape) {
+      io::Tensor want;
+      want.shape = p.shape;
+      throw std::invalid_argument(source + ": '" + p.name + "' has shape " + t->shape_string() + ", a " +
+                                  cfg_.describe() + " needs " + want.shape_string() +
+                                  " (check --hidden, --cell and the input size)");
+    }
+    std::copy(t->data.begin(), t->data.end(), p.data());
+  }
+}
+
+io::TensorList RnnStack::param_tensors(const std::string& prefix) const {
+  io::TensorList out;
+  for (const Param& p : params_) out.push_back({prefix + p.name, {p.shape, {p.data(), p.data() + p.size()}}});
+  return out;
+}
+
+io::TensorList RnnStack::grad_tensors(const std::string& prefix) const {
+  io::TensorList out;
+  for (const Param& p : params_) out.push_back({prefix + p.name, {p.shape, p.grad}});
+  return out;
+}
+
+int RnnStack::bank_for(int unit) {
+  Impl& m = *impl_;
+  const int banks = static_cast<int>(m.bank_unit.size());
+  for (int k = 0; k < banks; ++k) {
+    if (m.bank_unit[static_cast<size_t>(k)] == unit) return k;
+  }
+  const int k = m.next_bank;
+  m.next_bank = (k + 1) % banks;
+  if (m.bank_job[static_cast<size_t>(k)]) wait_job(m.bank_job[static_cast<size_t>(k)]);  // LOAD needs the bank idle
+  const Param* p = &params_[static_cast<size_t>(4 * unit)];
+  m.bank_job[static_cast<size_t>(k)] = dev_.load(k, {cfg_.cell, cfg_.hidden, 1, 1, {}}, {p[1].value}, {p[3].value});
+  m.submitted.push_back(m.bank_job[static_cast<size_t>(k)]);
+  m.bank_unit[static_cast<size_t>(k)] = unit;
+  return k;
+}
+
+void RnnStack::wait_job(const JobPtr& job) {
+  Trace::Scope t(trace_, "host", "wait for the device");
+  job->wait();
+}
+
+void RnnStack::trace_jobs() {
+  for (const JobPtr& job : impl_->submitted) {
+    const JobReport r = job->wait();
+    if (trace_) trace_->span("device", r.what, r.started, r.finished);
+  }
+  impl_->submitted.clear();
+}
+
+namespace {
+
+void ensure(Device& dev, BufferPtr& b, size_t words, Access access, const std::string& name) {
+  if (!b || b->size() != words) b = dev.alloc(words, access, name);
+}
+
+}  // namespace
+
+StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch, const std::vector<int>& lengths) {
+  Impl& m = *impl_;
+  const int H = cfg_.hidden, G = gate_count(cfg_.cell), D = cfg_.directions(), L = cfg_.layers;
+  const int SW = state_words(cfg_.cell);
+  if (steps < 1 || batch < 1) throw std::invalid_argument("forward: steps and batch must be >= 1");
+  if (x.size() != static_cast<size_t>(steps) * batch * cfg_.input) {
+    throw std::invalid_argument("forward: x has " + std::to_string(x.size()) + " values, (T=" +
+                                std::to_string(steps) + ", B=" + std::to_string(batch) + ", I=" +
+                                std::to_string(cfg_.input) + ") needs " +
+                                std::to_string(static_cast<size_t>(steps) * batch * cfg_.input));
+  }
+  m.shape = {cfg_.cell, H, batch, steps, lengths};
+  if (!lengths.empty() && lengths.size() != static_cast<size_t>(batch)) {
+    throw std::invalid_argument("forward: " + std::to_string(lengths.size()) + " lengths for a batch of " +
+                                std::to_string(batch));
+  }
+  for (int b = 0; b < batch && !lengths.empty(); ++b) {
+    if (lengths[static_cast<size_t>(b)] < 1 || lengths[static_cast<size_t>(b)] > steps) {
+      throw std::invalid_argument("forward: length " + std::to_string(lengths[static_cast<size_t>(b)]) +
+                                  " of sequence " + std::to_string(b) + " is outside 1.." + std::to_string(steps));
+    }
+  }
+  // Index maps of this batch.
+  const LayerShape& s = m.shape;
+  m.S = s.packed_steps();
+  m.pack.assign(static_cast<size_t>(m.S), 0);
+  m.unpack.assign(static_cast<size_t>(steps) * batch, -1);
+  m.rev.assign(static_cast<size_t>(m.S), 0);
+  m.prev.assign(static_cast<size_t>(m.S), -1);
+  m.last.assign(static_cast<size_t>(batch), 0);
+  for (int t = 0; t < steps; ++t) {
+    for (int b = 0; b < batch; ++b) {
+      const int p = s.packed_index(t, b);
+      if (p < 0) continue;
+      m.pack[static_cast<size_t>(p)] = t * batch + b;
+      m.unpack[static_cast<size_t>(t * batch + b)] = p;
+      m.rev[static_cast<size_t>(p)] = s.packed_index(s.length(b) - 1 - t, b);
+      if (t > 0) m.prev[static_cast<size_t>(p)] = s.packed_index(t - 1, b);
+      if (t == s.length(b) - 1) m.last[static_cast<size_t>(b)] = p;
+    }
+  }
+  // Weights may have changed since the last step: every bank is stale.
+  std::fill(m.bank_unit.begin(), m.bank_unit.end(), -1);
+
+  StackOutput out;
+  out.h_n.assign(static_cast<size_t>(L) * D * batch * H, 0.0f);
+  if (cfg_.cell == CellKind::kLstm) out.c_n.assign(out.h_n.size(), 0.0f);
+  m.x.assign(static_cast<size_t>(L), {});
+  {
+    Trace::Scope t(trace_, "compute", "pack x");
+    m.x[0].resize(static_cast<size_t>(m.S) * cfg_.input);
+    be_.copy_rows(x.data(), cfg_.input, m.x[0].data(), cfg_.input, m.S, cfg_.input, m.pack.data(), 0.0f);
+  }
+  std::vector<float> y;  // the current layer's packed output [S][D*H]
+  for (int l = 0; l < L; ++l) {
+    const int in = l == 0 ? cfg_.input : D * H;
+    std::vector<JobPtr> jobs;
+    for (int d = 0; d < D; ++d) {
+      const int i = l * D + d;
+      Impl::Unit& u = m.units[static_cast<size_t>(i)];
+      const Param& w_ih = params_[static_cast<size_t>(4 * i)];
+      const Param& b_ih = params_[static_cast<size_t>(4 * i + 2)];
+      ensure(dev_, u.xp, static_cast<size_t>(m.S) * G * H, Access::kRead, "xp");
+      ensure(dev_, u.h, static_cast<size_t>(m.S) * H, Access::kWrite, "h");
+      ensure(dev_, u.state_out, static_cast<size_t>(batch) * H * SW, Access::kWrite, "state_out");
+      {
+        Trace::Scope t(trace_, "compute", "input GEMM l" + std::to_string(l) + (d ? " reverse" : ""));
+        const float* xin = m.x[static_cast<size_t>(l)].data();
+        if (d == 1) {
+          u.x_rev.resize(static_cast<size_t>(m.S) * in);
+          be_.copy_rows(xin, in, u.x_rev.data(), in, m.S, in, m.rev.data(), 0.0f);
+          xin = u.x_rev.data();
+        }
+        u.w_u.resize(static_cast<size_t>(G) * H * in);
+        u.w_u4.resize(static_cast<size_t>(4) * H * in);
+        u.b_u.resize(static_cast<size_t>(G) * H);
+        be_.copy_rows(w_ih.data(), in, u.w_u.data(), in, G * H, in, u.maps.to_unit.data(), 0.0f);
+        be_.copy_rows(w_ih.data(), in, u.w_u4.data(), in, 4 * H, in, u.maps.to_unit4.data(), 0.0f);
+        be_.copy_rows(b_ih.data(), 1, u.b_u.data(), 1, G * H, 1, u.maps.to_unit.data(), 0.0f);
+        be_.gemm(false, true, m.S, G * H, in, 1.0f, xin, in, u.w_u.data(), in, 0.0f, u.xp->data(), G * H);
+        be_.add_row_vector(u.xp->data(), m.S, G * H, G * H, u.b_u.data());
+      }
+      const int bank = bank_for(i);
+      u.store = nullptr;  // release the previous batch's store before allocating this one's
+      u.store = dev_.alloc_gate_store(s);
+      jobs.push_back(dev_.forward({s, bank, {u.xp}, {}, {u.h}, {u.state_out}, u.store}));
+      m.submitted.push_back(jobs.back());
+      m.bank_job[static_cast<size_t>(bank)] = jobs.back();
+    }
+    std::vector<float> next(static_cast<size_t>(m.S) * D * H);
+    for (int d = 0; d < D; ++d) {
+      const int i = l * D + d;
+      Impl::Unit& u = m.units[static_cast<size_t>(i)];
+      wait_job(jobs[static_cast<size_t>(d)]);
+      Trace::Scope t(trace_, "compute", "collect h l" + std::to_string(l));
+      be_.copy_rows(u.h->data(), H, next.data() + d * H, D * H, m.S, H, d ? m.rev.data() : nullptr, 0.0f);
+      float* hn = out.h_n.data() + static_cast<size_t>(i) * batch * H;
+      be_.copy_rows(u.h->data(), H, hn, H, batch, H, m.last.data(), 0.0f);
+      if (cfg_.cell == CellKind::kLstm) {  // c from the final states, which come in end order
+        const std::vector<int> order = s.end_order();
+        float* cn = out.c_n.data() + static_cast<size_t>(i) * batch * H;
+        for (int pos = 0; pos < batch; ++pos) {
+          const float* st = u.state_out->data() + static_cast<size_t>(pos) * H * 2;
+          for (int j = 0; j < H; ++j) cn[static_cast<size_t>(order[static_cast<size_t>(pos)]) * H + j] = st[2 * j + 1];
+        }
+      }
+    }
+    if (l + 1 < L) m.x[static_cast<size_t>(l + 1)] = next;
+    y = std::move(next);
+  }
+  out.y.assign(static_cast<size_t>(steps) * batch * D * H, 0.0f);
+  be_.copy_rows(y.data(), D * H, out.y.data(), D * H, steps * batch, D * H, m.unpack.data(), 0.0f);
+  m.have_forward = true;
+  trace_jobs();
+  return out;
+}
+
+std::vector<float> RnnStack::backward(const std::vector<float>& dy) {
+  Impl& m = *impl_;
+  if (!m.have_forward) throw std::logic_error("backward: no forward to differentiate; call forward() first");
+  const int H = cfg_.hidden, G = gate_count(cfg_.cell), D = cfg_.directions(), L = cfg_.layers;
+  const int T = m.shape.steps, B = m.shape.batch;
+  if (dy.size() != static_cast<size_t>(T) * B * D * H) {
+    throw std::invalid_argument("backward: dy has " + std::to_string(dy.size()) + " values, (T, B, D*H) needs " +
+                                std::to_string(static_cast<size_t>(T) * B * D * H));
+  }
+  std::vector<float> dy_packed(static_cast<size_t>(m.S) * D * H);
+  be_.copy_rows(dy.data(), D * H, dy_packed.data(), D * H, m.S, D * H, m.pack.data(), 0.0f);
+
+  // The weight gradients of one layer-direction, from its delta.
+  auto weight_grads = [&](int l) {
+    const int in = l == 0 ? cfg_.input : D * H;
+    for (int d = 0; d < D; ++d) {
+      const int i = l * D + d;
+      Impl::Unit& u = m.units[static_cast<size_t>(i)];
+      Trace::Scope t(trace_, "compute", "gradient GEMMs l" + std::to_string(l) + (d ? " reverse" : ""));
+      const float* delta = u.delta->data();
+      const float* xin = d ? u.x_rev.data() : m.x[static_cast<size_t>(l)].data();
+      std::vector<float> g4(static_cast<size_t>(4) * H * std::max(in, H)), h_prev(static_cast<size_t>(m.S) * H),
+          sums(static_cast<size_t>(4) * H);
+      Param* p = &params_[static_cast<size_t>(4 * i)];
+      be_.gemm(true, false, 4 * H, in, m.S, 1.0f, delta, 4 * H, xin, in, 0.0f, g4.data(), in);
+      be_.copy_rows(g4.data(), in, p[0].grad.data(), in, G * H, in, u.maps.grad_ih.data(), 0.0f);
+      be_.copy_rows(u.h->data(), H, h_prev.data(), H, m.S, H, m.prev.data(), 0.0f);
+      be_.gemm(true, false, 4 * H, H, m.S, 1.0f, delta, 4 * H, h_prev.data(), H, 0.0f, g4.data(), H);
+      be_.copy_rows(g4.data(), H, p[1].grad.data(), H, G * H, H, u.maps.grad_hh.data(), 0.0f);
+      be_.column_sums(delta, m.S, 4 * H, 4 * H, sums.data(), 0.0f);
+      be_.copy_rows(sums.data(), 1, p[2].grad.data(), 1, G * H, 1, u.maps.grad_ih.data(), 0.0f);
+      be_.copy_rows(sums.data(), 1, p[3].grad.data(), 1, G * H, 1, u.maps.grad_hh.data(), 0.0f);
+    }
+  };
+
+  std::vector<float> dx_packed;
+  int pending = -1;  // the layer whose weight gradients are still to compute
+  for (int l = L - 1; l >= 0; --l) {
+    const int in = l == 0 ? cfg_.input : D * H;
+    std::vector<JobPtr> jobs;
+    for (int d = 0; d < D; ++d) {
+      const int i = l * D + d;
+      Impl::Unit& u = m.units[static_cast<size_t>(i)];
+      ensure(dev_, u.dh, static_cast<size_t>(m.S) * H, Access::kRead, "dh");
+      ensure(dev_, u.delta, static_cast<size_t>(m.S) * kDeltaWords * H, Access::kWrite, "delta");
+      {
+        Trace::Scope t(trace_, "compute", "dh l" + std::to_string(l));
+        be_.copy_rows(dy_packed.data() + d * H, D * H, u.dh->data(), H, m.S, H, d ? m.rev.data() : nullptr, 0.0f);
+      }
+      const int bank = bank_for(i);
+      jobs.push_back(dev_.backward({m.shape, bank, u.store, {u.dh}, {}, {u.delta}, {}}));
+      m.submitted.push_back(jobs.back());
+      m.bank_job[static_cast<size_t>(bank)] = jobs.back();
+    }
+    // The layer above's weight gradients while the device runs this layer's BACKWARD.
+    if (pending >= 0) weight_grads(pending);
+    dx_packed.assign(static_cast<size_t>(m.S) * in, 0.0f);
+    for (int d = 0; d < D; ++d) {
+      const int i = l * D + d;
+      Impl::Unit& u = m.units[static_cast<size_t>(i)];
+      wait_job(jobs[static_cast<size_t>(d)]);
+      Trace::Scope t(trace_, "compute", "dx GEMM l" + std::to_string(l) + (d ? " reverse" : ""));
+      if (d == 0) {
+        be_.gemm(false, false, m.S, in, 4 * H, 1.0f, u.delta->data(), 4 * H, u.w_u4.data(), in, 0.0f,
+                 dx_packed.data(), in);
+      } else {
+        std::vector<float> tmp(static_cast<size_t>(m.S) * in);
+        be_.gemm(false, false, m.S, in, 4 * H, 1.0f, u.delta->data(), 4 * H, u.w_u4.data(), in, 0.0f, tmp.data(),
+                 in);
+        be_.copy_rows(tmp.data(), in, dx_packed.data(), in, m.S, in, m.rev.data(), 1.0f);
+      }
+    }
+    pending = l;
+    dy_packed = dx_packed;
+  }
+  weight_grads(pending);
+  std::vector<float> dx(static_cast<size_t>(T) * B * cfg_.input);
+  be_.copy_rows(dx_packed.data(), cfg_.input, dx.data(), cfg_.input, T * B, cfg_.input, m.unpack.data(), 0.0f);
+  trace_jobs();
+  return dx;
+}
+
+}  // namespace farnn::train

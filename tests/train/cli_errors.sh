@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Bad input to the farnn CLI: each case must exit non-zero with one
+# "farnn: error:" line (or CLI11's usage error) naming the problem, and leave
+# no output file behind.
+# Usage: cli_errors.sh <farnn binary> <grad_ref dir>
+set -uo pipefail
+farnn=$1 ref=$2/lstm_1l
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+# expect <phrase> <args...>: non-zero exit, phrase in stderr, no $tmp/out.*
+expect() {
+  local phrase=$1
+  shift
+  local err rc
+  err=$("$farnn" "$@" 2>&1 >/dev/null)
+  rc=$?
+  if [ $rc -eq 0 ]; then
+    echo "FAIL (exit 0): $*"; fail=1
+  elif ! grep -qF -- "$phrase" <<<"$err"; then
+    echo "FAIL (message '$err' lacks '$phrase'): $*"; fail=1
+  elif compgen -G "$tmp/out*" >/dev/null; then
+    echo "FAIL (output left behind): $*"; ls "$tmp"; fail=1; rm -f "$tmp"/out*
+  else
+    echo "ok: $phrase"
+  fi
+}
+grad=(grad --weights "$ref/W.safetensors" --input "$ref/x.npy" --grad-output "$ref/dy.npy" --out "$tmp/out.st")
+expect "cannot open" grad --weights "$tmp/missing.safetensors" --input "$ref/x.npy" --grad-output "$ref/dy.npy" \
+  --hidden 5 --out "$tmp/out.st"
+expect "has shape (20, 3), a 1-layer LSTM, input 3, hidden 4 needs (16, 3)" "${grad[@]}" --cell lstm --hidden 4
+expect "parameter 'weight_ih_l1' of a 2-layer LSTM, input 3, hidden 5 is missing" "${grad[@]}" --hidden 5 --layers 2
+expect "weight_ih_l0' has shape (20, 3), a 1-layer GRU" "${grad[@]}" --cell gru --hidden 5
+expect "is missing" "${grad[@]}" --cell lstm --hidden 5 --bidirectional
+expect "grad-output has shape" grad --weights "$ref/W.safetensors" --input "$ref/x.npy" --grad-output "$ref/x.npy" \
+  --hidden 5 --out "$tmp/out.st"
+# NaN in the input.
+python3 - "$ref/x.npy" "$tmp/nan.npy" <<'PY'
+import sys
+data = bytearray(open(sys.argv[1], "rb").read())
+data[-4:] = b"\x00\x00\xc0\x7f"  # the last float32 becomes NaN
+open(sys.argv[2], "wb").write(data)
+PY
+expect "non-finite" grad --weights "$ref/W.safetensors" --input "$tmp/nan.npy" --grad-output "$ref/dy.npy" \
+  --hidden 5 --out "$tmp/out.st"
+head -c 100 "$ref/W.safetensors" > "$tmp/trunc.safetensors"
+expect "trunc.safetensors" grad --weights "$tmp/trunc.safetensors" --input "$ref/x.npy" --grad-output "$ref/dy.npy" \
+  --hidden 5 --out "$tmp/out.st"
+expect "--speed" "${grad[@]}" --hidden 5 --speed 3
+expect "--cell" "${grad[@]}" --hidden 5 --cell rnn
+expect "not part of this build" "${grad[@]}" --hidden 5 --device sim://?pes=4
+expect "unknown option 'pes_'" "${grad[@]}" --hidden 5 --device "model://?pes_=4"
+expect "hidden 5 is above the device's maximum 4" "${grad[@]}" --hidden 5 --device "model://?hidden=4"
+expect "give --task" train --hidden 4 --checkpoint "$tmp/out.st"
+expect "cannot open" train --hidden 4 --x "$ref/x.npy" --y "$ref/x.npy" --lengths "$tmp/none.npy" --checkpoint "$tmp/out.st"
+expect "targets have shape (4, 3, 3), expected (4, 3, 2)" train --hidden 4 --x "$ref/x.npy" --y "$ref/x.npy" \
+  --outputs 2 --checkpoint "$tmp/out.st"
+expect "--lr must be a positive number" train --hidden 4 --task sine --lr -1 --checkpoint "$tmp/out.st"
+exit $fail

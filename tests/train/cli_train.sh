@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# A short farnn train run on each built-in task: the loss must fall, and the
+# checkpoint, loss CSV, plot and trace must be written and well formed.
+# Usage: cli_train.sh <farnn binary>
+set -euo pipefail
+farnn=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+check_fall() {  # mean loss of the last 10 steps below half of the first 10
+  awk -F, 'NR>1 {l[NR-1]=$3; n=NR-1} END {
+    for (i=1;i<=10;i++) {a+=l[i]; b+=l[n+1-i]}
+    printf "first 10 steps %.5f, last 10 steps %.5f\n", a/10, b/10
+    exit !(b < 0.5*a) }' "$1"
+}
+"$farnn" train --task sine --steps 30 --samples 64 --cell lstm --hidden 8 --layers 2 --batch 8 --epochs 8 \
+  --lr 0.02 --device "model://?pes=4" --checkpoint "$tmp/ck.safetensors" --loss-csv "$tmp/loss.csv" \
+  --plot "$tmp/loss.svg" --trace "$tmp/trace.json" --quiet
+check_fall "$tmp/loss.csv"
+grep -q "<polyline" "$tmp/loss.svg"
+grep -q '"traceEvents"' "$tmp/trace.json"
+grep -q '"device"' "$tmp/trace.json"
+"$farnn" compare "$tmp/ck.safetensors" "$tmp/ck.safetensors" >/dev/null
+"$farnn" train --task adding --steps 20 --samples 128 --cell gru --hidden 12 --bidirectional --batch 16 \
+  --epochs 12 --lr 0.01 --optimizer adam --device "model://?pes=3" --loss-csv "$tmp/add.csv" --quiet
+check_fall "$tmp/add.csv"

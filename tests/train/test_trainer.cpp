@@ -1,0 +1,121 @@
+// Trainer: checkpoints carry exactly PyTorch's parameter names, shapes and
+// order (compared with a state dict PyTorch wrote), a checkpoint restores the
+// same model, the loss falls on both built-in tasks, packed batches do no
+// work on padding, bad datasets are refused, and device work overlaps compute.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "farnn/trainer.hpp"
+
+namespace {
+
+using namespace farnn;
+using namespace farnn::train;
+
+TrainConfig small_config(CellKind cell, int input, int hidden, int layers, bool bidir) {
+  TrainConfig c;
+  c.stack = {cell, input, hidden, layers, bidir};
+  c.outputs = 1;
+  c.batch = 8;
+  c.lr = 0.02f;
+  return c;
+}
+
+TEST(Trainer, CheckpointNamesShapesAndOrderAreTorchs) {
+  for (const char* name : {"lstm_2l_bi", "gru_2l_bi", "lstm_2l"}) {
+    const io::TensorList torch_state = io::read_safetensors(std::string(FARNN_GRAD_REF) + "/" + name + "/W.safetensors");
+    const bool gru = std::string(name).rfind("gru", 0) == 0, bidir = std::string(name).find("bi") != std::string::npos;
+    const int64_t hidden = torch_state[1].second.shape[1], input = torch_state[0].second.shape[1];
+    auto dev = Device::open("model://");
+    auto be = make_cpu_backend(1);
+    Trainer t(small_config(gru ? CellKind::kGru : CellKind::kLstm, static_cast<int>(input), static_cast<int>(hidden),
+                           2, bidir),
+              *dev, *be);
+    const io::TensorList ours = t.state();
+    ASSERT_EQ(ours.size(), torch_state.size() + 2) << name;
+    for (size_t i = 0; i < torch_state.size(); ++i) {
+      EXPECT_EQ(ours[i].first, torch_state[i].first) << name;
+      EXPECT_EQ(ours[i].second.shape, torch_state[i].second.shape) << name << " " << ours[i].first;
+    }
+    EXPECT_EQ(ours[torch_state.size()].first, "head.weight");
+    EXPECT_EQ(ours[torch_state.size() + 1].first, "head.bias");
+  }
+}
+
+TEST(Trainer, LossFallsAndACheckpointRestoresTheModel) {
+  auto dev = Device::open("model://?pes=4");
+  auto be = make_cpu_backend(1);
+  const Dataset data = synthetic_task("sine", 20, 32, 5);
+  Trainer t(small_config(CellKind::kLstm, 1, 8, 1, false), *dev, *be);
+  std::vector<int> all(32);
+  for (int i = 0; i < 32; ++i) all[static_cast<size_t>(i)] = i;
+  const double before = t.evaluate(data, all);
+  for (int epoch = 0; epoch < 10; ++epoch)
+    for (int k = 0; k < 4; ++k) t.step(data, std::vector<int>(all.begin() + 8 * k, all.begin() + 8 * (k + 1)));
+  const double after = t.evaluate(data, all);
+  EXPECT_LT(after, 0.3 * before) << before << " -> " << after;
+  Trainer u(small_config(CellKind::kLstm, 1, 8, 1, false), *dev, *be);
+  u.load_state(t.state(), "checkpoint");
+  EXPECT_EQ(u.evaluate(data, all), after);  // bit for bit: same arithmetic, same order
+  io::TensorList broken = t.state();
+  broken.back().second.shape = {2};
+  broken.back().second.data = {0, 0};
+  EXPECT_THROW(u.load_state(broken, "checkpoint"), std::invalid_argument);
+}
+
+TEST(Trainer, PackedBatchesSkipPadding) {
+  auto dev = Device::open("model://?pes=2");
+  auto be = make_cpu_backend(1);
+  const Dataset data = synthetic_task("adding", 16, 8, 2);
+  Trainer t(small_config(CellKind::kGru, 2, 6, 1, true), *dev, *be);
+  std::vector<int> all = {0, 1, 2, 3, 4, 5, 6, 7};
+  t.step(data, all);
+  long packed = 0;
+  for (int n : data.lengths) packed += n;
+  EXPECT_LT(packed, 16 * 8);  // the task has unequal lengths
+  // Two directions, FORWARD and BACKWARD: MACs = 2 * 2 * packed * G*H*H.
+  EXPECT_EQ(dev->counters().macs, static_cast<uint64_t>(4 * packed * 3 * 6 * 6));
+}
+
+TEST(Trainer, RefusesBadDatasets) {
+  auto dev = Device::open("model://");
+  auto be = make_cpu_backend(1);
+  Trainer t(small_config(CellKind::kLstm, 2, 4, 1, false), *dev, *be);
+  Dataset d = synthetic_task("adding", 8, 4, 1);
+  EXPECT_NO_THROW(t.check_dataset(d, "d"));
+  Dataset nan = d;
+  nan.x.data[3] = std::nanf("");
+  EXPECT_THROW(t.check_dataset(nan, "d"), std::invalid_argument);
+  Dataset shape = d;
+  shape.y.shape = {4, 2};
+  shape.y.data.resize(8);
+  EXPECT_THROW(t.check_dataset(shape, "d"), std::invalid_argument);
+  Dataset len = d;
+  len.lengths[0] = 9;
+  EXPECT_THROW(t.check_dataset(len, "d"), std::invalid_argument);
+  Dataset width = synthetic_task("sine", 8, 4, 1);  // 1 feature, the model takes 2
+  EXPECT_THROW(t.check_dataset(width, "d"), std::invalid_argument);
+  EXPECT_THROW(synthetic_task("mnist", 8, 4, 1), std::invalid_argument);
+}
+
+// A bidirectional layer's reverse-direction input GEMM runs while the device
+// runs the forward direction: the trace shows device and compute spans overlapping.
+TEST(Trainer, DeviceWorkOverlapsCompute) {
+  auto dev = Device::open("model://?pes=4&threads=1");
+  auto be = make_cpu_backend(1);
+  Trace trace;
+  TrainConfig c = small_config(CellKind::kLstm, 64, 64, 2, true);
+  Trainer t(c, *dev, *be, &trace);
+  const Dataset data = {{{20, 4, 64}, std::vector<float>(20 * 4 * 64, 0.5f)}, {{4, 1}, {1, 2, 3, 4}}, {}};
+  t.step(data, {0, 1, 2, 3});
+  EXPECT_GT(trace.overlap_us("device", "compute"), 0.0);
+  bool fw = false, bw = false;
+  for (const Trace::Event& e : trace.events()) {
+    fw |= e.lane == "device" && e.name.rfind("FORWARD", 0) == 0;
+    bw |= e.lane == "device" && e.name.rfind("BACKWARD", 0) == 0;
+  }
+  EXPECT_TRUE(fw && bw);
+}
+
+}  // namespace

@@ -1,0 +1,292 @@
+// farnn: the command-line tool.
+//   farnn info    [--device URI]                  what the device is
+//   farnn grad    --weights W --input x --grad-output dy --cell C --hidden H --layers L
+//                 [--bidirectional] [--lengths l.npy] [--device URI] --out out.safetensors
+//   farnn compare A.safetensors B.safetensors [--rtol R]   every tensor of B in A, within R * max|B|
+//   farnn train   (--task sine|adding | --x X.npy --y Y.npy [--lengths l.npy]) --cell C --hidden H ...
+// Bad input ends with one line "farnn: error: ..." and exit status 2; output
+// files are written whole (a temporary file, then a rename) or not at all.
+#include <CLI/CLI.hpp>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <numeric>
+#include <random>
+
+#include "farnn/grad.hpp"
+#include "farnn/trainer.hpp"
+
+namespace {
+
+using namespace farnn;
+using namespace farnn::train;
+
+struct ModelFlags {
+  std::string cell = "lstm";
+  int hidden = 0;
+  int layers = 1;
+  bool bidirectional = false;
+  void add(CLI::App& app, bool hidden_required) {
+    app.add_option("--cell", cell, "lstm or gru")->check(CLI::IsMember({"lstm", "gru"}));
+    auto* h = app.add_option("--hidden", hidden, "hidden size H")->check(CLI::PositiveNumber);
+    if (hidden_required) h->required();
+    app.add_option("--layers", layers, "stacked layers")->check(CLI::PositiveNumber);
+    app.add_flag("--bidirectional", bidirectional, "two directions per layer");
+  }
+  StackConfig config(int input) const {
+    return {cell == "gru" ? CellKind::kGru : CellKind::kLstm, input, hidden, layers, bidirectional};
+  }
+};
+
+std::vector<int> read_lengths(const std::string& path, int count) {
+  if (path.empty()) return {};
+  const io::Tensor t = io::read_npy(path);
+  if (t.shape != std::vector<int64_t>{count}) {
+    throw std::invalid_argument(path + ": lengths must have shape (" + std::to_string(count) + ",), got " +
+                                t.shape_string());
+  }
+  std::vector<int> out;
+  for (float v : t.data) {
+    if (!(v >= 1) || v != std::floor(v) || v > 65535) {
+      throw std::invalid_argument(path + ": length " + std::to_string(v) + " is not a positive integer");
+    }
+    out.push_back(static_cast<int>(v));
+  }
+  return out;
+}
+
+int cmd_info(const std::string& uri) {
+  auto dev = Device::open(uri);
+  const Capabilities& c = dev->caps();
+  std::printf("device:        %s (%s)\n", uri.c_str(), c.kind.c_str());
+  std::printf("description:   %s\n", c.description.c_str());
+  std::printf("PEs:           %d\nbanks:         %d (%d words per PE each)\n", c.num_pe, c.num_banks, c.weight_depth);
+  std::printf("max hidden:    %d (resident: LSTM %d, GRU %d)\n", c.max_hidden,
+              c.max_resident_hidden(CellKind::kLstm), c.max_resident_hidden(CellKind::kGru));
+  std::printf("max batch:     %d\nmax steps:     %d\ncard memory:   %llu MiB\n", c.max_batch, c.max_steps,
+              static_cast<unsigned long long>(c.card_memory_bytes >> 20));
+  if (c.clock_mhz > 0) std::printf("clock:         %.1f MHz\n", c.clock_mhz);
+  else std::printf("clock:         none (the model reports results, not time)\n");
+  return 0;
+}
+
+int cmd_grad(const ModelFlags& m, const std::string& uri, const std::string& weights, const std::string& input,
+             const std::string& grad_output, const std::string& lengths, const std::string& out) {
+  GradInputs in;
+  in.weights = io::read_safetensors(weights);
+  in.x = io::read_npy(input);
+  in.dy = io::read_npy(grad_output);
+  in.weights_name = weights;
+  in.x_name = input;
+  in.dy_name = grad_output;
+  if (in.x.shape.size() != 3) throw std::invalid_argument(input + ": input must be (T, B, I), got " + in.x.shape_string());
+  in.lengths = read_lengths(lengths, static_cast<int>(in.x.shape[1]));
+  for (const io::Tensor* t : {&in.x, &in.dy}) {
+    for (float v : t->data) {
+      if (!std::isfinite(v)) {
+        throw std::invalid_argument((t == &in.x ? input : grad_output) + ": holds a non-finite value (NaN or Inf)");
+      }
+    }
+  }
+  auto dev = Device::open(uri);
+  auto backend = make_cpu_backend();
+  const io::TensorList result = compute_grad(m.config(1), *dev, *backend, in);
+  io::write_safetensors(out, result);
+  std::printf("farnn grad: %zu tensors -> %s\n", result.size(), out.c_str());
+  return 0;
+}
+
+int cmd_compare(const std::string& a_path, const std::string& b_path, double rtol) {
+  const io::TensorList a = io::read_safetensors(a_path), b = io::read_safetensors(b_path);
+  int bad = 0;
+  for (const auto& [name, want] : b) {
+    const io::Tensor& have = io::find_tensor(a, name, a_path);
+    if (have.shape != want.shape) {
+      std::printf("%-32s shape %s, expected %s  MISMATCH\n", name.c_str(), have.shape_string().c_str(),
+                  want.shape_string().c_str());
+      ++bad;
+      continue;
+    }
+    double err = 0, scale = 0;
+    for (size_t i = 0; i < want.data.size(); ++i) {
+      const double d = std::abs(static_cast<double>(have.data[i]) - want.data[i]);
+      err = std::isnan(d) ? INFINITY : std::max(err, d);
+      scale = std::max(scale, std::abs(static_cast<double>(want.data[i])));
+    }
+    const double rel = scale > 0 ? err / scale : err;
+    const bool ok = rel <= rtol;
+    bad += !ok;
+    std::printf("%-32s max|a-b|/max|b| = %.3e  %s\n", name.c_str(), rel, ok ? "ok" : "MISMATCH");
+  }
+  std::printf("farnn compare: %zu tensors, %d outside %.1e\n", b.size(), bad, rtol);
+  return bad ? 1 : 0;
+}
+
+struct TrainFlags {
+  std::string task, x, y, lengths, checkpoint, loss_csv, plot, trace;
+  int steps = 50, samples = 256, threads = 0;
+  bool quiet = false;
+};
+
+int cmd_train(const ModelFlags& m, TrainConfig cfg, const TrainFlags& f, const std::string& uri) {
+  // Everything is read and checked before anything runs or is written.
+  Dataset data;
+  std::string source;
+  if (!f.task.empty()) {
+    if (!f.x.empty() || !f.y.empty()) throw std::invalid_argument("give either --task or --x/--y, not both");
+    data = synthetic_task(f.task, f.steps, f.samples, cfg.seed);
+    source = "task " + f.task;
+  } else {
+    if (f.x.empty() || f.y.empty()) throw std::invalid_argument("give --task sine|adding, or --x and --y (.npy)");
+    data.x = io::read_npy(f.x);
+    data.y = io::read_npy(f.y);
+    source = f.x + " / " + f.y;
+    if (data.x.shape.size() == 3) data.lengths = read_lengths(f.lengths, static_cast<int>(data.x.shape[1]));
+  }
+  if (data.x.shape.size() != 3) throw std::invalid_argument(source + ": inputs must be (T, N, I), got " + data.x.shape_string());
+  cfg.stack = m.config(data.features());
+  if (cfg.outputs == 0) {  // from the data: mse -> last dim of the targets; ce -> max label + 1
+    if (cfg.loss == "ce") {
+      float mx = 0;
+      for (float v : data.y.data) mx = std::max(mx, std::isfinite(v) ? v : 0.0f);
+      cfg.outputs = static_cast<int>(mx) + 1;
+    } else {
+      cfg.outputs = data.y.shape.empty() ? 1 : static_cast<int>(data.y.shape.back());
+    }
+  }
+  cfg.validate();
+  auto dev = Device::open(uri);
+  auto backend = make_cpu_backend(f.threads);
+  Trace trace;
+  Trainer trainer(cfg, *dev, *backend, f.trace.empty() ? nullptr : &trace);
+  trainer.check_dataset(data, source);
+
+  const int N = data.samples();
+  const int per_epoch = (N + cfg.batch - 1) / cfg.batch;
+  const bool tty = isatty(STDOUT_FILENO) && !f.quiet;
+  std::printf("farnn train: %s on %s, %d samples x %d steps, batch %d, %s lr %g, device %s, backend %s\n",
+              cfg.stack.describe().c_str(), source.c_str(), N, data.steps(), cfg.batch, cfg.optimizer.c_str(),
+              static_cast<double>(cfg.lr), uri.c_str(), backend->name().c_str());
+  std::vector<int> order(static_cast<size_t>(N));
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937_64 rng(cfg.seed + 1);
+  std::vector<double> losses;
+  std::string csv = "step,epoch,loss,grad_norm\n";
+  const auto start = std::chrono::steady_clock::now();
+  for (int epoch = 1; epoch <= cfg.epochs; ++epoch) {
+    std::shuffle(order.begin(), order.end(), rng);
+    double sum = 0;
+    for (int k = 0; k < per_epoch; ++k) {
+      const std::vector<int> idx(order.begin() + k * cfg.batch, order.begin() + std::min(N, (k + 1) * cfg.batch));
+      const StepStats st = trainer.step(data, idx);
+      losses.push_back(st.loss);
+      sum += st.loss;
+      csv += std::to_string(losses.size()) + "," + std::to_string(epoch) + "," + std::to_string(st.loss) + "," +
+             std::to_string(st.grad_norm) + "\n";
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (tty) {
+        const int width = 30, done = (k + 1) * width / per_epoch;
+        std::printf("\repoch %d/%d [%s%s] loss %.5f  %.1f steps/s ", epoch, cfg.epochs, std::string(done, '#').c_str(),
+                    std::string(width - done, '.').c_str(), st.loss, losses.size() / secs);
+        std::fflush(stdout);
+      }
+    }
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (tty) std::printf("\n");
+    std::printf("epoch %d/%d  mean loss %.6f  %.1f steps/s\n", epoch, cfg.epochs, sum / per_epoch,
+                losses.size() / secs);
+    std::fflush(stdout);
+    if (!f.checkpoint.empty()) io::write_safetensors(f.checkpoint, trainer.state(), {{"format", "pt"}});
+  }
+  const Counters c = dev->counters();
+  std::printf("device: %llu FORWARD, %llu BACKWARD, %llu LOAD, %.3g MACs, %.3g words in, %.3g words out\n",
+              static_cast<unsigned long long>(c.forwards), static_cast<unsigned long long>(c.backwards),
+              static_cast<unsigned long long>(c.loads), static_cast<double>(c.macs),
+              static_cast<double>(c.words_read), static_cast<double>(c.words_written));
+  if (!f.loss_csv.empty()) io::detail::write_file_atomic(f.loss_csv, csv);
+  if (!f.plot.empty()) write_loss_svg(f.plot, losses, "farnn train: " + cfg.stack.describe() + " loss");
+  if (!f.trace.empty()) {
+    trace.write_json(f.trace);
+    std::printf("trace: %s (device and compute overlap %.1f ms)\n", f.trace.c_str(),
+                trace.overlap_us("device", "compute") / 1000);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"farnn: train recurrent networks with the recurrence on the FARNN engine"};
+  app.require_subcommand(1);
+  std::string uri = "model://";
+
+  auto* info = app.add_subcommand("info", "what the device is");
+  info->add_option("--device", uri, "device URI");
+
+  ModelFlags gm;
+  std::string weights, input, grad_output, out, lengths;
+  auto* grad = app.add_subcommand("grad", "one forward and backward, to compare with PyTorch");
+  grad->add_option("--weights", weights, "parameters (.safetensors, PyTorch names)")->required();
+  grad->add_option("--input", input, "x (T, B, I) float32 .npy")->required();
+  grad->add_option("--grad-output", grad_output, "dy (T, B, D*H) float32 .npy")->required();
+  grad->add_option("--lengths", lengths, "per-sequence lengths (B,) .npy");
+  grad->add_option("--out", out, "results (.safetensors)")->required();
+  grad->add_option("--device", uri, "device URI");
+  gm.add(*grad, true);
+
+  std::string a_path, b_path;
+  double rtol = 1e-5;
+  auto* compare = app.add_subcommand("compare", "compare every tensor of B with A: max|a-b| <= rtol * max|b|");
+  compare->add_option("a", a_path, "tensors to check (.safetensors)")->required();
+  compare->add_option("b", b_path, "reference (.safetensors)")->required();
+  compare->add_option("--rtol", rtol, "tolerance relative to max|b| per tensor");
+
+  ModelFlags tm;
+  TrainConfig tc;
+  tc.outputs = 0;
+  TrainFlags tf;
+  auto* tr = app.add_subcommand("train", "train an RNN stack with a linear head");
+  tm.add(*tr, true);
+  tr->add_option("--task", tf.task, "built-in data: sine or adding")->check(CLI::IsMember({"sine", "adding"}));
+  tr->add_option("--steps", tf.steps, "sequence length of the built-in task")->check(CLI::Range(2, 65535));
+  tr->add_option("--samples", tf.samples, "sequences in the built-in task")->check(CLI::PositiveNumber);
+  tr->add_option("--x", tf.x, "inputs (T, N, I) .npy");
+  tr->add_option("--y", tf.y, "targets (T, N, O) or (N, O) .npy; class indices (T, N) or (N) for --loss ce");
+  tr->add_option("--lengths", tf.lengths, "per-sequence lengths (N,) .npy");
+  tr->add_option("--outputs", tc.outputs, "head outputs (default: from the targets)");
+  tr->add_option("--loss", tc.loss, "mse or ce")->check(CLI::IsMember({"mse", "ce"}));
+  tr->add_option("--optimizer", tc.optimizer, "adam or sgd")->check(CLI::IsMember({"adam", "sgd"}));
+  tr->add_option("--lr", tc.lr, "learning rate");
+  tr->add_option("--momentum", tc.momentum, "SGD momentum");
+  tr->add_option("--clip", tc.clip, "max global gradient norm (0: off)");
+  tr->add_option("--batch", tc.batch, "sequences per step")->check(CLI::PositiveNumber);
+  tr->add_option("--epochs", tc.epochs, "passes over the data")->check(CLI::PositiveNumber);
+  tr->add_option("--seed", tc.seed, "initialisation, data and shuffling seed");
+  tr->add_option("--threads", tf.threads, "compute backend threads (0: all cores)");
+  tr->add_option("--device", uri, "device URI");
+  tr->add_option("--checkpoint", tf.checkpoint, "parameters after every epoch (.safetensors)");
+  tr->add_option("--loss-csv", tf.loss_csv, "loss of every step (.csv)");
+  tr->add_option("--plot", tf.plot, "loss curve (.svg)");
+  tr->add_option("--trace", tf.trace, "Chrome/Perfetto trace of the run (.json)");
+  tr->add_flag("--quiet", tf.quiet, "no progress bar");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  try {
+    if (*info) return cmd_info(uri);
+    if (*grad) return cmd_grad(gm, uri, weights, input, grad_output, lengths, out);
+    if (*compare) return cmd_compare(a_path, b_path, rtol);
+    if (*tr) return cmd_train(tm, tc, tf, uri);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "farnn: error: %s\n", e.what());
+    return 2;
+  }
+  return 2;
+}
