@@ -12,31 +12,13 @@ const char* cell_kind_name(CellKind cell) { return cell == CellKind::kLstm ? "ls
 
 int Capabilities::max_resident_hidden(CellKind cell) const {
   if ((cell == CellKind::kLstm && !lstm) || (cell == CellKind::kGru && !gru) || num_pe < 1) return 0;
-  const long g = gate_count(cell);
-  int h = max_hidden;
-  while (h > 0 && (g * h + num_pe - 1) / num_pe * static_cast<long>(h) > weight_depth) --h;
-  return h;
+  return engine::max_resident_hidden(driver::engine_cell(cell), num_pe, weight_depth, max_hidden);
 }
 
-int LayerShape::packed_steps() const {
-  int n = 0;
-  for (int b = 0; b < batch; ++b) n += length(b);
-  return n;
-}
-
-int LayerShape::packed_index(int t, int b) const {
-  if (t >= length(b)) return -1;
-  int n = 0;
-  for (int o = 0; o < batch; ++o) n += std::min(t, length(o)) + (o < b && t < length(o));
-  return n;
-}
-
-std::vector<int> LayerShape::end_order() const {
-  std::vector<int> order(static_cast<size_t>(batch));
-  for (int b = 0; b < batch; ++b) order[static_cast<size_t>(b)] = b;
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return length(a) < length(b); });
-  return order;
-}
+// The packed order is the engine model's.
+int LayerShape::packed_steps() const { return driver::engine_config(*this, 1).packed_steps(); }
+int LayerShape::packed_index(int t, int b) const { return driver::engine_config(*this, 1).packed_index(t, b); }
+std::vector<int> LayerShape::end_order() const { return driver::engine_config(*this, 1).end_order(); }
 
 std::string LayerShape::describe() const {
   std::ostringstream os;

@@ -8,8 +8,17 @@
 #include <vector>
 
 #include "farnn/device.hpp"
+#include "farnn/engine_model.hpp"
 
 namespace farnn::driver {
+
+// The engine model's names for a layer (its Config drives the packed order).
+inline engine::Cell engine_cell(CellKind cell) {
+  return cell == CellKind::kLstm ? engine::Cell::kLstm : engine::Cell::kGru;
+}
+inline engine::Config engine_config(const LayerShape& s, int num_pe) {
+  return {engine_cell(s.cell), s.hidden, s.batch, s.steps, num_pe, s.lengths};
+}
 
 // "model://?pes=4&hidden=32" -> scheme "model", options {pes: 4, hidden: 32}.
 struct Uri {

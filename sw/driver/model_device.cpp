@@ -124,15 +124,35 @@ uint64_t count_nonfinite(const Words& w) {
   return n;
 }
 
-Words read_words(const BufferRef& ref, size_t words) {
-  Words out(words);
-  if (words) std::memcpy(out.data(), ref.buffer->data() + ref.offset, 4 * words);
-  return out;
-}
+// A command's reads and writes of host buffers, counted as they happen.
+struct Traffic {
+  Counters counted;
+  // `words` words from ref; zeros (not counted) for an optional stream left empty.
+  Words in(const BufferRef& ref, size_t words) {
+    Words w(words, 0);
+    if (!ref) return w;
+    if (words) std::memcpy(w.data(), ref.buffer->data() + ref.offset, 4 * words);
+    counted.words_read += words;
+    counted.nonfinite_inputs += count_nonfinite(w);
+    return w;
+  }
+  void out(const BufferRef& ref, const Words& w) {
+    if (!ref) return;
+    if (!w.empty()) std::memcpy(ref.buffer->data() + ref.offset, w.data(), 4 * w.size());
+    counted.words_written += w.size();
+    counted.nonfinite_outputs += count_nonfinite(w);
+  }
+};
 
-void write_words(const BufferRef& ref, const Words& w) {
-  if (!w.empty()) std::memcpy(ref.buffer->data() + ref.offset, w.data(), 4 * w.size());
-}
+// Word counts of a layer command's streams.
+struct Dims {
+  size_t S, H, G, SW, B;
+  explicit Dims(const LayerShape& s)
+      : S(static_cast<size_t>(s.packed_steps())), H(static_cast<size_t>(s.hidden)),
+        G(static_cast<size_t>(s.gates())), SW(static_cast<size_t>(state_words(s.cell))),
+        B(static_cast<size_t>(s.batch)) {}
+  uint64_t macs() const { return S * G * H * H; }
+};
 
 // fn(b) for every slot b, spread over up to `threads` threads.
 void parallel_slots(int batch, int threads, const std::function<void(int)>& fn) {
@@ -158,8 +178,7 @@ void parallel_slots(int batch, int threads, const std::function<void(int)>& fn) 
 }
 
 engine::Config slot_config(const LayerShape& s, int b, int num_pe) {
-  return engine::Config{s.cell == CellKind::kLstm ? engine::Cell::kLstm : engine::Cell::kGru, s.hidden, 1,
-                        s.length(b), num_pe};
+  return {engine_cell(s.cell), s.hidden, 1, s.length(b), num_pe};
 }
 
 // Copies `words` words per step of slot b between a packed array and the slot's own.
@@ -245,25 +264,19 @@ class ModelDevice final : public Device {
     }
     bank_shape_[static_cast<size_t>(bank)] = std::make_pair(shape.cell, shape.hidden);
     return submit(what, -1, ranges, [this, bank, shape, w_hh, b_hh, gh] {
-      BankWeights bw{shape.cell, shape.hidden, {read_words(w_hh, gh * shape.hidden), read_words(b_hh, gh)}};
-      Counters c;
-      c.loads = 1;
-      c.words_read = bw.w.w_hh.size() + bw.w.b_hh.size();
-      c.nonfinite_inputs = count_nonfinite(bw.w.w_hh) + count_nonfinite(bw.w.b_hh);
+      Traffic io;
+      BankWeights bw{shape.cell, shape.hidden, {io.in(w_hh, gh * shape.hidden), io.in(b_hh, gh)}};
+      io.counted.loads = 1;
       std::lock_guard<std::mutex> lock(bank_m_);
       banks_[static_cast<size_t>(bank)] = std::move(bw);
-      return c;
+      return io.counted;
     });
   }
 
   JobPtr forward(const ForwardArgs& a) override {
     const LayerShape& s = a.shape;
-    const std::string what = "FORWARD " + s.describe() + " bank " + std::to_string(a.bank);
-    check_bank(a.bank, caps_, what);
-    check_shape(s, caps_, what);
-    const size_t S = static_cast<size_t>(s.packed_steps()), H = static_cast<size_t>(s.hidden);
-    const size_t G = static_cast<size_t>(s.gates()), SW = static_cast<size_t>(state_words(s.cell));
-    const size_t B = static_cast<size_t>(s.batch);
+    const std::string what = checked_layer_command("FORWARD", s, a.bank);
+    const auto [S, H, G, SW, B] = Dims(s);
     std::vector<Range> ranges = {{"xp", a.xp, S * H * G, false}, {"h", a.h, S * H, true}};
     if (a.state_in) ranges.push_back({"state_in", a.state_in, B * H * SW, false});
     if (a.state_out) ranges.push_back({"state_out", a.state_out, B * H * SW, true});
@@ -274,13 +287,14 @@ class ModelDevice final : public Device {
     store->filled_by = s;
     return submit(what, a.bank, ranges, [this, a, store, S, H, G, SW, B] {
       const LayerShape& s = a.shape;
-      const Words xp = read_words(a.xp, S * H * G);
-      const Words state_in = a.state_in ? read_words(a.state_in, B * H * SW) : Words(B * H * SW, 0);
+      Traffic io;
+      const Words xp = io.in(a.xp, S * H * G);
+      const Words state_in = io.in(a.state_in, B * H * SW);
       const engine::Weights& w = bank(a.bank).w;
       Words h(S * H), records(S * H * engine::kRecordWords), state_out(B * H * SW);
       const std::vector<int> order = s.end_order();
       parallel_slots(s.batch, threads_, [&](int b) {
-        Words xp_b, st_b(&state_in[b * H * SW], &state_in[(b + 1) * H * SW]);
+        Words xp_b, st_b(state_in.begin() + b * H * SW, state_in.begin() + (b + 1) * H * SW);
         gather_slot(s, b, xp, H * G, xp_b);
         const engine::ForwardResult r = engine::forward(slot_config(s, b, caps_.num_pe), w, xp_b, st_b);
         scatter_slot(s, b, r.h, H, h);
@@ -288,28 +302,19 @@ class ModelDevice final : public Device {
         const size_t pos = static_cast<size_t>(std::find(order.begin(), order.end(), b) - order.begin());
         std::copy(r.state_out.begin(), r.state_out.end(), &state_out[pos * H * SW]);
       });
-      write_words(a.h, h);
-      if (a.state_out) write_words(a.state_out, state_out);
+      io.out(a.h, h);
+      io.out(a.state_out, state_out);
       store->records = std::move(records);
-      Counters c;
-      c.forwards = 1;
-      c.macs = S * G * H * H;
-      c.words_read = xp.size() + (a.state_in ? state_in.size() : 0);
-      c.words_written = h.size() + (a.state_out ? state_out.size() : 0);
-      c.nonfinite_inputs = count_nonfinite(xp) + (a.state_in ? count_nonfinite(state_in) : 0);
-      c.nonfinite_outputs = count_nonfinite(h) + (a.state_out ? count_nonfinite(state_out) : 0);
-      return c;
+      io.counted.forwards = 1;
+      io.counted.macs = Dims(s).macs();
+      return io.counted;
     });
   }
 
   JobPtr backward(const BackwardArgs& a) override {
     const LayerShape& s = a.shape;
-    const std::string what = "BACKWARD " + s.describe() + " bank " + std::to_string(a.bank);
-    check_bank(a.bank, caps_, what);
-    check_shape(s, caps_, what);
-    const size_t S = static_cast<size_t>(s.packed_steps()), H = static_cast<size_t>(s.hidden);
-    const size_t G = static_cast<size_t>(s.gates()), SW = static_cast<size_t>(state_words(s.cell));
-    const size_t B = static_cast<size_t>(s.batch);
+    const std::string what = checked_layer_command("BACKWARD", s, a.bank);
+    const auto [S, H, G, SW, B] = Dims(s);
     std::vector<Range> ranges = {{"dh", a.dh, S * H, false}, {"delta", a.delta, S * H * kDeltaWords, true}};
     if (a.carry_in) ranges.push_back({"carry_in", a.carry_in, B * H, false});
     if (a.dstate) ranges.push_back({"dstate", a.dstate, B * H * SW, true});
@@ -324,10 +329,11 @@ class ModelDevice final : public Device {
       throw InvalidArgumentError(what + ": the gate store holds the FORWARD of " + store->filled_by->describe() +
                                  "; BACKWARD must use the same shape");
     }
-    return submit(what, a.bank, ranges, [this, a, store, S, H, G, SW, B] {
+    return submit(what, a.bank, ranges, [this, a, store, S, H, SW, B] {
       const LayerShape& s = a.shape;
-      const Words dh = read_words(a.dh, S * H);
-      const Words carry = a.carry_in ? read_words(a.carry_in, B * H) : Words(B * H, 0);
+      Traffic io;
+      const Words dh = io.in(a.dh, S * H);
+      const Words carry = io.in(a.carry_in, B * H);
       const engine::Weights& w = bank(a.bank).w;
       Words delta(S * H * kDeltaWords), dstate(B * H * SW);
       parallel_slots(s.batch, threads_, [&](int b) {
@@ -338,16 +344,11 @@ class ModelDevice final : public Device {
         scatter_slot(s, b, r.delta, H * kDeltaWords, delta);
         std::copy(r.state_out.begin(), r.state_out.end(), &dstate[b * H * SW]);
       });
-      write_words(a.delta, delta);
-      if (a.dstate) write_words(a.dstate, dstate);
-      Counters c;
-      c.backwards = 1;
-      c.macs = S * G * H * H;
-      c.words_read = dh.size() + (a.carry_in ? carry.size() : 0);
-      c.words_written = delta.size() + (a.dstate ? dstate.size() : 0);
-      c.nonfinite_inputs = count_nonfinite(dh) + (a.carry_in ? count_nonfinite(carry) : 0);
-      c.nonfinite_outputs = count_nonfinite(delta) + (a.dstate ? count_nonfinite(dstate) : 0);
-      return c;
+      io.out(a.delta, delta);
+      io.out(a.dstate, dstate);
+      io.counted.backwards = 1;
+      io.counted.macs = Dims(s).macs();
+      return io.counted;
     });
   }
 
@@ -391,6 +392,14 @@ class ModelDevice final : public Device {
       std::lock_guard<std::mutex> lock(reg->m);
       return reg->buffers.count(b) > 0;
     };
+  }
+
+  // "FORWARD <shape> bank <n>", after checking the bank and the shape.
+  std::string checked_layer_command(const char* op, const LayerShape& s, int bank) const {
+    const std::string what = std::string(op) + " " + s.describe() + " bank " + std::to_string(bank);
+    check_bank(bank, caps_, what);
+    check_shape(s, caps_, what);
+    return what;
   }
 
   // Called with m_ held: the bank's weights (as submitted) are the command's layer.

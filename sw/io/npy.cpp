@@ -254,7 +254,7 @@ void write_npy(const std::string& path, const Tensor& t) {
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(path + ": " + e.what());
   }
-  detail::write_file_atomic(path, bytes);
+  write_file_atomic(path, bytes);
 }
 
 }  // namespace farnn::io

@@ -250,7 +250,7 @@ void write_safetensors(const std::string& path, const TensorList& tensors,
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(path + ": " + e.what());
   }
-  detail::write_file_atomic(path, bytes);
+  write_file_atomic(path, bytes);
 }
 
 }  // namespace farnn::io

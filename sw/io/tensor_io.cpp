@@ -5,7 +5,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -36,6 +38,20 @@ const Tensor& find_tensor(const TensorList& list, const std::string& name,
                     (names.empty() ? "no tensors" : names) + ")");
 }
 
+double max_relative_error(const Tensor& a, const Tensor& b) {
+  if (a.data.size() != b.data.size()) {
+    throw std::invalid_argument("max_relative_error: " + std::to_string(a.data.size()) + " against " +
+                                std::to_string(b.data.size()) + " values");
+  }
+  double err = 0, scale = 0;
+  for (size_t i = 0; i < b.data.size(); ++i) {
+    const double d = std::abs(static_cast<double>(a.data[i]) - b.data[i]);
+    err = std::isnan(d) ? std::numeric_limits<double>::infinity() : std::max(err, d);
+    scale = std::max(scale, std::abs(static_cast<double>(b.data[i])));
+  }
+  return scale > 0 ? err / scale : err;
+}
+
 namespace detail {
 namespace {
 
@@ -54,22 +70,6 @@ std::string read_file(const std::string& path) {
   while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) bytes.append(buf, n);
   if (std::ferror(f.get())) throw FormatError(path + ": cannot read: " + std::strerror(errno));
   return bytes;
-}
-
-void write_file_atomic(const std::string& path, std::string_view bytes) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  auto fail = [&](const std::string& what, int err) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error(path + ": cannot write: " + what + ": " + std::strerror(err));
-  };
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) fail("cannot create " + tmp, errno);
-  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size() && std::fflush(f) == 0 &&
-            ::fsync(::fileno(f)) == 0;
-  int err = ok ? 0 : errno;
-  if (std::fclose(f) != 0 && ok) ok = false, err = errno;
-  if (!ok) fail("writing " + tmp + " failed", err);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) fail("cannot rename " + tmp + " to it", errno);
 }
 
 std::optional<uint64_t> checked_numel(const std::vector<int64_t>& shape) {
@@ -101,4 +101,21 @@ void validate_tensor(const Tensor& t, const std::string& what) {
 }
 
 }  // namespace detail
+
+void write_file_atomic(const std::string& path, std::string_view bytes) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  auto fail = [&](const std::string& what, int err) {
+    std::remove(tmp.c_str());
+    throw std::runtime_error(path + ": cannot write: " + what + ": " + std::strerror(err));
+  };
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) fail("cannot create " + tmp, errno);
+  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size() && std::fflush(f) == 0 &&
+            ::fsync(::fileno(f)) == 0;
+  int err = ok ? 0 : errno;
+  if (std::fclose(f) != 0 && ok) ok = false, err = errno;
+  if (!ok) fail("writing " + tmp + " failed", err);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) fail("cannot rename " + tmp + " to it", errno);
+}
+
 }  // namespace farnn::io

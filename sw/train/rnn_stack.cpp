@@ -305,8 +305,8 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
         }
       }
     }
-    if (l + 1 < L) m.x[static_cast<size_t>(l + 1)] = next;
-    y = std::move(next);
+    if (l + 1 < L) m.x[static_cast<size_t>(l + 1)] = std::move(next);
+    else y = std::move(next);
   }
   out.y.assign(static_cast<size_t>(steps) * batch * D * H, 0.0f);
   be_.copy_rows(y.data(), D * H, out.y.data(), D * H, steps * batch, D * H, m.unpack.data(), 0.0f);

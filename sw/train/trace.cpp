@@ -4,10 +4,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cstdio>
-#include <fstream>
 #include <map>
-#include <stdexcept>
+
+#include "farnn/tensor_io.hpp"
 
 namespace farnn::train {
 
@@ -51,19 +50,7 @@ void Trace::write_json(const std::string& path) const {
     out.push_back({{"name", e.name}, {"cat", e.lane}, {"ph", "X"}, {"pid", 1}, {"tid", it->second},
                    {"ts", e.start_us}, {"dur", e.duration_us}});
   }
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp);
-    f << nlohmann::json{{"traceEvents", out}, {"displayTimeUnit", "ms"}}.dump() << "\n";
-    if (!f) {
-      std::remove(tmp.c_str());
-      throw std::runtime_error(path + ": cannot write the trace");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error(path + ": cannot write the trace");
-  }
+  io::write_file_atomic(path, nlohmann::json{{"traceEvents", out}, {"displayTimeUnit", "ms"}}.dump() + "\n");
 }
 
 }  // namespace farnn::train

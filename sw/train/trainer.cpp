@@ -285,7 +285,7 @@ void write_loss_svg(const std::string& path, const std::vector<double>& losses, 
     s << px << "," << py << " ";
   }
   s << "\"/>\n</svg>\n";
-  io::detail::write_file_atomic(path, s.str());
+  io::write_file_atomic(path, s.str());
 }
 
 }  // namespace farnn::train

@@ -102,8 +102,7 @@ int main(int argc, char** argv) {
     Rng rng(opt.seed());
     for (engine::Cell cell : {engine::Cell::kLstm, engine::Cell::kGru}) {
       const int g = engine::gates(cell);
-      int h_max = p.max_hidden;
-      while ((g * h_max + p.num_pe - 1) / p.num_pe * h_max > p.weight_depth) --h_max;
+      const int h_max = engine::max_resident_hidden(cell, p.num_pe, p.weight_depth, p.max_hidden);
       std::vector<int> hidden;
       for (int h = 2 * p.num_pe; h < h_max; h *= 2) hidden.push_back(h);
       hidden.push_back(h_max);

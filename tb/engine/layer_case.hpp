@@ -242,9 +242,7 @@ std::vector<CaseShape> case_shapes(const Options& opt, const Params& p, engine::
     return {{h, static_cast<int>(opt.get_int("batch", 1)), static_cast<int>(opt.get_int("steps", 1)),
              static_cast<int>(opt.get_int("input", h + 3))}};
   }
-  const int g = engine::gates(cell);
-  int h_max = p.max_hidden;
-  while ((g * h_max + p.num_pe - 1) / p.num_pe * h_max > p.weight_depth) --h_max;
+  const int h_max = engine::max_resident_hidden(cell, p.num_pe, p.weight_depth, p.max_hidden);
   int odd = p.num_pe + 3;
   if (odd % 2 == 0) ++odd;
   odd = std::min(odd, h_max);

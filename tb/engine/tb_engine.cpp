@@ -256,7 +256,7 @@ void run_error_suite(EngineHarness& hx) {
   // Smallest LSTM hidden size whose rows do not fit the weight RAM, if any.
   int over_capacity = 0;
   for (int h = 1; h <= p.max_hidden; ++h) {
-    if ((4 * h + p.num_pe - 1) / p.num_pe * h > p.weight_depth) {
+    if (engine::bank_words_per_pe(engine::Cell::kLstm, h, p.num_pe) > p.weight_depth) {
       over_capacity = h;
       break;
     }

@@ -45,9 +45,8 @@ int main(int argc, char** argv) {
       hx.set_stress(ideal);
       const engine::EngineTiming timing{p.num_pe, p.mul_latency, p.add_latency, mem, p.fifo_depth(), p.weight_lanes};
       for (engine::Cell cell : {engine::Cell::kLstm, engine::Cell::kGru}) {
-        const int g = engine::gates(cell);
-        int h_max = std::min(p.max_hidden, 8 * p.num_pe);
-        while ((g * h_max + p.num_pe - 1) / p.num_pe * h_max > p.weight_depth) --h_max;
+        const int h_max =
+            engine::max_resident_hidden(cell, p.num_pe, p.weight_depth, std::min(p.max_hidden, 8 * p.num_pe));
         for (int h : {1, std::min(p.num_pe + 1, h_max), std::min(2 * p.num_pe, h_max), h_max}) {
           for (int b : {1, p.max_batch}) {
             for (int t : {1, 7, -7}) {  // -7: T = 7 with mixed lengths

@@ -260,7 +260,7 @@ TEST_F(ModelDeviceArgs, RefusesShapesOutsideCapacity) {
   expect_error<CapacityError>([&] { dev->alloc_gate_store(big); }, "batch 3 is above the device's maximum 2");
   big = shape;
   big.hidden = 0;
-  expect_error<InvalidArgumentError>([&] { load(); dev->forward({big, 0, {xp}, {}, {h}, {}, store}); },
+  expect_error<InvalidArgumentError>([&] { dev->forward({big, 0, {xp}, {}, {h}, {}, store}); },
                                      "must be >= 1");
   big = shape;
   big.lengths = {4, 5};

@@ -36,16 +36,6 @@ StackConfig config_from_args(const std::string& dir) {
   return c;
 }
 
-// max |a - b| / max |b| over one tensor.
-double relative_error(const io::Tensor& a, const io::Tensor& b) {
-  double err = 0, scale = 0;
-  for (size_t i = 0; i < b.data.size(); ++i) {
-    err = std::max(err, std::abs(static_cast<double>(a.data[i]) - b.data[i]));
-    scale = std::max(scale, std::abs(static_cast<double>(b.data[i])));
-  }
-  return scale > 0 ? err / scale : err;
-}
-
 class GradTorch : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GradTorch, MatchesPyTorch) {
@@ -64,7 +54,7 @@ TEST_P(GradTorch, MatchesPyTorch) {
     for (const auto& [name, want] : expected) {
       const io::Tensor& have = io::find_tensor(got, name, "farnn grad");
       ASSERT_EQ(have.shape, want.shape) << name;
-      const double e = relative_error(have, want);
+      const double e = io::max_relative_error(have, want);
       EXPECT_LE(e, 1e-5) << GetParam() << " " << uri << " " << name << ": max|a-b|/max|b| = " << e;
     }
   }

@@ -111,13 +111,7 @@ int cmd_compare(const std::string& a_path, const std::string& b_path, double rto
       ++bad;
       continue;
     }
-    double err = 0, scale = 0;
-    for (size_t i = 0; i < want.data.size(); ++i) {
-      const double d = std::abs(static_cast<double>(have.data[i]) - want.data[i]);
-      err = std::isnan(d) ? INFINITY : std::max(err, d);
-      scale = std::max(scale, std::abs(static_cast<double>(want.data[i])));
-    }
-    const double rel = scale > 0 ? err / scale : err;
+    const double rel = io::max_relative_error(have, want);
     const bool ok = rel <= rtol;
     bad += !ok;
     std::printf("%-32s max|a-b|/max|b| = %.3e  %s\n", name.c_str(), rel, ok ? "ok" : "MISMATCH");
@@ -207,7 +201,7 @@ int cmd_train(const ModelFlags& m, TrainConfig cfg, const TrainFlags& f, const s
               static_cast<unsigned long long>(c.forwards), static_cast<unsigned long long>(c.backwards),
               static_cast<unsigned long long>(c.loads), static_cast<double>(c.macs),
               static_cast<double>(c.words_read), static_cast<double>(c.words_written));
-  if (!f.loss_csv.empty()) io::detail::write_file_atomic(f.loss_csv, csv);
+  if (!f.loss_csv.empty()) io::write_file_atomic(f.loss_csv, csv);
   if (!f.plot.empty()) write_loss_svg(f.plot, losses, "farnn train: " + cfg.stack.describe() + " loss");
   if (!f.trace.empty()) {
     trace.write_json(f.trace);

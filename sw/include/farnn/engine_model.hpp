@@ -105,6 +105,18 @@ inline uint64_t load_words(const Config& cfg) {
   return static_cast<uint64_t>(cfg.gate_rows()) * (cfg.hidden + 1);
 }
 
+// Words of a bank each PE holds for a layer: ceil(G*H / num_pe) rows of H.
+inline long bank_words_per_pe(Cell cell, int hidden, int num_pe) {
+  return (static_cast<long>(gates(cell)) * hidden + num_pe - 1) / num_pe * hidden;
+}
+// Largest hidden size <= max_hidden whose weights fit weight_depth words per
+// PE (0 when none does).
+inline int max_resident_hidden(Cell cell, int num_pe, int weight_depth, int max_hidden) {
+  int h = max_hidden;
+  while (h > 0 && bank_words_per_pe(cell, h, num_pe) > weight_depth) --h;
+  return h;
+}
+
 // Index helpers between PyTorch gate-major rows and chain rows.
 inline int chain_row(int gate, int unit, int num_gates) { return num_gates * unit + gate; }
 

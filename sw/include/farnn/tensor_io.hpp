@@ -55,13 +55,19 @@ void write_npy(const std::string& path, const Tensor& t);
 const Tensor& find_tensor(const TensorList& list, const std::string& name,
                           const std::string& source);
 
+// max|a - b| / max|b| over two tensors of one size (max|a - b| when b is all
+// zero; infinity when a difference is NaN). std::invalid_argument on a size mismatch.
+double max_relative_error(const Tensor& a, const Tensor& b);
+
+// Any output file, whole or not at all: writes "<path>.tmp.<pid>" and renames
+// it to path; std::runtime_error naming path on failure, with the temporary
+// file removed.
+void write_file_atomic(const std::string& path, std::string_view bytes);
+
 namespace detail {  // shared by the format files, not part of the API
 
 // The whole file; FormatError "<path>: cannot open: <strerror>" on failure.
 std::string read_file(const std::string& path);
-// Writes "<path>.tmp.<pid>" and renames it to path; std::runtime_error naming
-// path on failure, with the temporary file removed.
-void write_file_atomic(const std::string& path, std::string_view bytes);
 // Element count of shape, or nullopt when a dim is negative or the count times
 // 4 (its size in bytes) does not fit in int64_t; checked as the product is
 // formed, so (2^40, 2^40, 0) is refused too.
