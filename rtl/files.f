@@ -3,6 +3,8 @@
 // --- packages ---
 rtl/act/act_pkg.sv
 rtl/engine/engine_pkg.sv
+// --- core packages ---
+rtl/core/core_regs_pkg.sv
 // --- prim ---
 rtl/prim/prim_ram_1r1w.sv
 rtl/prim/prim_delay.sv
@@ -35,3 +37,5 @@ rtl/engine/run_counters.sv
 rtl/engine/loader.sv
 rtl/engine/sequencer.sv
 rtl/engine/engine.sv
+// --- core: registers ---
+rtl/core/core_regs.sv
