@@ -39,3 +39,8 @@ rtl/engine/sequencer.sv
 rtl/engine/engine.sv
 // --- core: registers ---
 rtl/core/core_regs.sv
+// --- core: dma ---
+rtl/core/axi_rd_mux.sv
+rtl/core/axi_wr_mux.sv
+rtl/core/dma_reader.sv
+rtl/core/dma_writer.sv
