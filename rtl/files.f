@@ -44,3 +44,10 @@ rtl/core/axi_rd_mux.sv
 rtl/core/axi_wr_mux.sv
 rtl/core/dma_reader.sv
 rtl/core/dma_writer.sv
+// --- core: shell ---
+rtl/core/store_axi.sv
+rtl/core/core_windows.sv
+rtl/core/core_walker.sv
+rtl/core/core_run.sv
+rtl/core/core_dispatch.sv
+rtl/core/farnn_core.sv

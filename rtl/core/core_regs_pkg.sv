@@ -212,6 +212,8 @@ package core_regs_pkg;
   // The engine refused or failed the command (STATUS.error holds its code).
   localparam logic [7:0] FAULT_KIND_ENGINE = 8'd11;
   localparam logic [7:0] FAULT_KIND_RING = 8'd12;  // Bad ring configuration.
+  // CTRL.abort ended the running descriptors (STATUS.error is ERR_ABORTED).
+  localparam logic [7:0] FAULT_KIND_ABORT = 8'd13;
 
   // ---- Streams and units named by STATUS.unit and FAULT_INFO.stream.
   localparam logic [3:0] STREAM_NONE = 4'd0;  // None.

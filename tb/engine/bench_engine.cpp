@@ -13,12 +13,11 @@
 // wrong run. Writes JSON (--json FILE).
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <regex>
-#include <sstream>
 
 #include "farnn/engine_cycles.hpp"
 
 #include "layer_run.hpp"
+#include "synth_clock.hpp"
 
 namespace {
 
@@ -57,20 +56,6 @@ json load_json(const CommandResult& r, uint64_t schedule_cycles, int lanes) {
               {"lanes", lanes},
               {"words_per_cycle", per_cycle},
               {"fraction_of_lanes", per_cycle / lanes}};
-}
-
-// The clock estimate of the last `make synth`: "N levels -> F MHz" in docs/capacity.md.
-double synth_clock_mhz() {
-  std::ifstream in(FARNN_CAPACITY_DOC);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::smatch m;
-  const std::string s = text.str();
-  if (!std::regex_search(s, m, std::regex("(\\d+) levels -> ([0-9.]+) MHz"))) {
-    throw std::runtime_error(std::string("no clock estimate in ") + FARNN_CAPACITY_DOC +
-                             ": run `make synth` or pass --clock-mhz");
-  }
-  return std::stod(m[2]);
 }
 
 }  // namespace

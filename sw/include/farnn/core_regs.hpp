@@ -306,6 +306,7 @@ enum class FaultKind : uint8_t {
   kTimeout = 10,  // Watchdog expired.
   kEngine = 11,  // The engine refused or failed the command (STATUS.error holds its code).
   kRing = 12,  // Bad ring configuration.
+  kAbort = 13,  // CTRL.abort ended the running descriptors (STATUS.error is ERR_ABORTED).
 };
 
 // "FAULT_KIND_<NAME>" as in core_regs_pkg; "unknown" for other values.
@@ -324,6 +325,7 @@ constexpr const char* to_string(FaultKind v) {
     case FaultKind::kTimeout: return "FAULT_KIND_TIMEOUT";
     case FaultKind::kEngine: return "FAULT_KIND_ENGINE";
     case FaultKind::kRing: return "FAULT_KIND_RING";
+    case FaultKind::kAbort: return "FAULT_KIND_ABORT";
   }
   return "unknown";
 }
@@ -343,6 +345,7 @@ constexpr const char* describe(FaultKind v) {
     case FaultKind::kTimeout: return "Watchdog expired.";
     case FaultKind::kEngine: return "The engine refused or failed the command (STATUS.error holds its code).";
     case FaultKind::kRing: return "Bad ring configuration.";
+    case FaultKind::kAbort: return "CTRL.abort ended the running descriptors (STATUS.error is ERR_ABORTED).";
   }
   return "unknown code";
 }

@@ -1,0 +1,1064 @@
+// Command-ring dispatcher of farnn_core. While the ring is enabled and the
+// driver's tail is ahead of the head, it
+//   1. checks the ring (size a power of two >= 2, base 128-byte aligned, the
+//      descriptor and the write-back word inside windows) and fetches the
+//      descriptor at base + (head mod size) * 128 (32 words) — one at a time,
+//      ahead of the commands still running;
+//   2. decodes and validates it: known op, every bit the op does not use zero,
+//      sizes within the core's capacity, addresses and lengths aligned, and
+//      every range it names inside a window with the right permission
+//      (FORWARD/BACKWARD read their per-slot lengths first: the packed
+//      streams' extents depend on them). Nothing moves before all pass;
+//   3. issues it: LOAD beside a running FORWARD/BACKWARD (another bank), a
+//      FORWARD/BACKWARD when the run unit is free and its bank is not being
+//      loaded; NOP, WAIT and SIGNAL are fences (after every earlier
+//      descriptor has completed);
+//   4. retires descriptors in ring order: RING_DONE counts them, the count is
+//      written to the write-back address (when set) before the completion
+//      interrupt is raised for a descriptor with its irq bit.
+// A descriptor that fails validation fails after the earlier ones complete;
+// a fault while running (engine error, bus error, watchdog, CTRL.abort)
+// aborts everything at once. Either way the fault log is written (first fault
+// only), every block is drained to idle, the ring halts and the error
+// interrupt is raised. A soft reset aborts and drains, holds the engine in
+// reset while the gate store's outstanding responses drain (at least
+// SoftResetCycles), then discards the ring's pending descriptors
+// (HEAD = DONE = TAIL) and clears the error state.
+`default_nettype none
+
+module core_dispatch #(
+  parameter int unsigned NumWindows      = 8,
+  parameter int unsigned MaxBatch        = 4,
+  parameter int unsigned MaxHidden       = 32,
+  parameter int unsigned WeightLanes     = 16,
+  parameter int unsigned StoreAddrWidth  = 40,
+  parameter int unsigned SoftResetCycles = 16
+) (
+  input  logic                       clk_i,
+  input  logic                       rst_i,
+  // Registers.
+  input  logic                       enable_i,
+  input  logic                       soft_reset_i,
+  input  logic                       abort_i,
+  input  logic [63:0]                ring_base_i,
+  input  logic [31:0]                ring_size_i,
+  input  logic [31:0]                ring_tail_i,
+  input  logic [63:0]                ring_wb_addr_i,
+  input  logic [31:0]                watchdog_i,
+  input  logic [NumWindows*64-1:0]   win_base_i,
+  input  logic [NumWindows*64-1:0]   win_size_i,
+  input  logic [NumWindows-1:0]      win_read_i,
+  input  logic [NumWindows-1:0]      win_write_i,
+  input  logic [4*32-1:0]            doorbells_i,
+  output logic [31:0]                ring_head_o,
+  output logic [31:0]                ring_done_o,
+  output logic                       busy_o,
+  output logic                       halted_o,
+  output logic                       resetting_o,
+  output logic [4:0]                 error_o,
+  output logic [3:0]                 unit_o,
+  output logic [3:0]                 op_o,
+  output logic [63:0]                fault_addr_o,
+  output logic [7:0]                 fault_kind_o,
+  output logic [3:0]                 fault_stream_o,
+  output logic [31:0]                fault_desc_o,
+  output logic                       irq_done_set_o,
+  output logic                       irq_error_set_o,
+  output logic                       desc_done_o,      // one pulse per retired descriptor
+  output logic                       wait_stall_o,     // a WAIT descriptor is waiting
+  // Runtime faults from the rest of the core.
+  input  logic                       dma_err_i,        // a DMA mover saw SLVERR/DECERR
+  input  logic [63:0]                dma_err_addr_i,
+  input  logic [1:0]                 dma_err_resp_i,
+  input  logic                       dma_err_write_i,
+  input  logic [3:0]                 dma_err_stream_i,
+  // Drain control.
+  output logic                       abort_o,          // engine, run unit and DMA movers
+  output logic                       eng_rst_o,        // engine reset (soft reset)
+  output logic                       store_flush_o,
+  input  logic                       all_idle_i,       // engine, run unit and movers idle
+  input  logic                       store_idle_i,
+  // Control reader (descriptors, lengths, WAIT polls; 32-bit words).
+  output logic [3:0]                 ctl_stream_o,     // what the control reader reads
+  output logic                       ctl_cmd_valid_o,
+  input  logic                       ctl_cmd_ready_i,
+  output logic [63:0]                ctl_cmd_addr_o,
+  output logic [31:0]                ctl_cmd_bytes_o,
+  input  logic                       ctl_valid_i,
+  output logic                       ctl_ready_o,
+  input  logic [31:0]                ctl_data_i,
+  input  logic                       ctl_last_i,
+  // Notify writer (completion write-back and SIGNAL; 32-bit words).
+  output logic                       ntf_cmd_valid_o,
+  input  logic                       ntf_cmd_ready_i,
+  output logic [63:0]                ntf_cmd_addr_o,
+  output logic                       ntf_valid_o,
+  input  logic                       ntf_ready_i,
+  output logic [31:0]                ntf_data_o,
+  input  logic                       ntf_done_i,
+  // LOAD: engine load port and the weight reader.
+  output logic                       load_valid_o,
+  input  logic                       load_ready_i,
+  output logic [7:0]                 load_bank_o,
+  output logic [1:0]                 load_cell_o,
+  output logic [15:0]                load_hidden_o,
+  output logic [31:0]                load_watchdog_o,
+  input  logic                       load_done_i,
+  input  logic [4:0]                 load_status_i,
+  input  logic [3:0]                 load_status_unit_i,
+  output logic                       wgt_cmd_valid_o,
+  input  logic                       wgt_cmd_ready_i,
+  output logic [63:0]                wgt_cmd_addr_o,
+  output logic [31:0]                wgt_cmd_bytes_o,
+  // FORWARD/BACKWARD: the run unit.
+  output logic                       run_start_o,
+  output logic                       run_bw_o,
+  output logic [1:0]                 run_cell_o,
+  output logic [15:0]                run_hidden_o,
+  output logic [15:0]                run_batch_o,
+  output logic [15:0]                run_steps_o,
+  output logic [7:0]                 run_bank_o,
+  output logic [MaxBatch*16-1:0]     run_lengths_o,
+  output logic [15:0]                run_maxlen_o,
+  output logic [31:0]                run_total_o,
+  output logic [63:0]                run_in_addr_o,
+  output logic [31:0]                run_in_stride_o,
+  output logic [63:0]                run_out_addr_o,
+  output logic [31:0]                run_out_stride_o,
+  output logic [63:0]                run_state_in_addr_o,
+  output logic [63:0]                run_state_out_addr_o,
+  output logic [StoreAddrWidth-1:0]  run_store_base_o,
+  output logic [StoreAddrWidth-1:0]  run_store_size_o,
+  output logic [31:0]                run_watchdog_o,
+  output logic                       run_gate_enable_o,
+  output logic                       run_gate_poll_o,
+  output logic [1:0]                 run_gate_select_o,
+  output logic [63:0]                run_gate_addr_o,
+  output logic [15:0]                run_progress_every_o,
+  output logic [63:0]                run_progress_addr_o,
+  input  logic                       run_done_i,
+  input  logic                       run_fail_i,
+  input  logic [4:0]                 run_fail_code_i,
+  input  logic [3:0]                 run_fail_unit_i
+);
+
+  localparam int unsigned DW = core_regs_pkg::DESC_WORDS;
+
+  // ---------------------------------------------------------- descriptor
+  logic [DW*32-1:0] desc_q, desc_d;
+  logic [7:0]  d_op;
+  logic        d_irq, d_gate_enable, d_gate_poll;
+  logic [1:0]  d_cell, d_gate_select;
+  logic [7:0]  d_bank;
+  logic [15:0] d_hidden, d_batch, d_steps, d_every;
+  logic [31:0] d_watchdog, d_len0, d_value, d_in_stride, d_out_stride;
+  logic [63:0] d_addr0, d_in_addr, d_out_addr, d_si_addr, d_so_addr, d_store_base, d_store_size;
+  logic [63:0] d_gate_addr, d_prog_addr;
+
+  assign d_op          = desc_q[core_regs_pkg::DESC_OP_WORD*32 + core_regs_pkg::DESC_OP_LSB +: 8];
+  assign d_irq         = desc_q[core_regs_pkg::DESC_IRQ_WORD*32 + core_regs_pkg::DESC_IRQ_LSB];
+  assign d_cell        = desc_q[core_regs_pkg::DESC_CELL_WORD*32 + core_regs_pkg::DESC_CELL_LSB +: 2];
+  assign d_bank        = desc_q[core_regs_pkg::DESC_BANK_WORD*32 + core_regs_pkg::DESC_BANK_LSB +: 8];
+  assign d_hidden      = desc_q[core_regs_pkg::DESC_HIDDEN_WORD*32 + core_regs_pkg::DESC_HIDDEN_LSB +: 16];
+  assign d_batch       = desc_q[core_regs_pkg::DESC_BATCH_WORD*32 + core_regs_pkg::DESC_BATCH_LSB +: 16];
+  assign d_steps       = desc_q[core_regs_pkg::DESC_STEPS_WORD*32 + core_regs_pkg::DESC_STEPS_LSB +: 16];
+  assign d_every       = desc_q[core_regs_pkg::DESC_PROGRESS_EVERY_WORD*32 + core_regs_pkg::DESC_PROGRESS_EVERY_LSB +: 16];
+  assign d_watchdog    = desc_q[core_regs_pkg::DESC_WATCHDOG_WORD*32 +: 32];
+  assign d_addr0       = desc_q[core_regs_pkg::DESC_ADDR0_WORD*32 +: 64];
+  assign d_len0        = desc_q[core_regs_pkg::DESC_LEN0_WORD*32 +: 32];
+  assign d_value       = desc_q[core_regs_pkg::DESC_VALUE_WORD*32 +: 32];
+  assign d_gate_select = desc_q[core_regs_pkg::DESC_GATE_SELECT_WORD*32 + core_regs_pkg::DESC_GATE_SELECT_LSB +: 2];
+  assign d_gate_enable = desc_q[core_regs_pkg::DESC_GATE_ENABLE_WORD*32 + core_regs_pkg::DESC_GATE_ENABLE_LSB];
+  assign d_gate_poll   = desc_q[core_regs_pkg::DESC_GATE_POLL_WORD*32 + core_regs_pkg::DESC_GATE_POLL_LSB];
+  assign d_in_addr     = desc_q[core_regs_pkg::DESC_IN_ADDR_WORD*32 +: 64];
+  assign d_in_stride   = desc_q[core_regs_pkg::DESC_IN_STRIDE_WORD*32 +: 32];
+  assign d_out_addr    = desc_q[core_regs_pkg::DESC_OUT_ADDR_WORD*32 +: 64];
+  assign d_out_stride  = desc_q[core_regs_pkg::DESC_OUT_STRIDE_WORD*32 +: 32];
+  assign d_si_addr     = desc_q[core_regs_pkg::DESC_STATE_IN_ADDR_WORD*32 +: 64];
+  assign d_so_addr     = desc_q[core_regs_pkg::DESC_STATE_OUT_ADDR_WORD*32 +: 64];
+  assign d_store_base  = desc_q[core_regs_pkg::DESC_STORE_BASE_WORD*32 +: 64];
+  assign d_store_size  = desc_q[core_regs_pkg::DESC_STORE_SIZE_WORD*32 +: 64];
+  assign d_gate_addr   = desc_q[core_regs_pkg::DESC_GATE_ADDR_WORD*32 +: 64];
+  assign d_prog_addr   = desc_q[core_regs_pkg::DESC_PROGRESS_ADDR_WORD*32 +: 64];
+
+  logic is_load, is_fw, is_bw, is_run, is_wait, is_signal;
+  assign is_load   = (d_op == core_regs_pkg::OP_LOAD);
+  assign is_fw     = (d_op == core_regs_pkg::OP_FORWARD);
+  assign is_bw     = (d_op == core_regs_pkg::OP_BACKWARD);
+  assign is_wait   = (d_op == core_regs_pkg::OP_WAIT);
+  assign is_signal = (d_op == core_regs_pkg::OP_SIGNAL);
+  assign is_run    = is_fw || is_bw;
+
+  // Bits the op does not use.
+  logic [DW*32-1:0] used;
+  always_comb begin
+    used = '0;
+    case (d_op)
+      core_regs_pkg::OP_NOP:      used = core_regs_pkg::DESC_USED_NOP;
+      core_regs_pkg::OP_LOAD:     used = core_regs_pkg::DESC_USED_LOAD;
+      core_regs_pkg::OP_FORWARD:  used = core_regs_pkg::DESC_USED_FORWARD;
+      core_regs_pkg::OP_BACKWARD: used = core_regs_pkg::DESC_USED_BACKWARD;
+      core_regs_pkg::OP_WAIT:     used = core_regs_pkg::DESC_USED_WAIT;
+      core_regs_pkg::OP_SIGNAL:   used = core_regs_pkg::DESC_USED_SIGNAL;
+      default:                    used = '0;
+    endcase
+  end
+
+  // The watchdog a command runs under: its own, else the register's.
+  logic [31:0] eff_watchdog;
+  assign eff_watchdog = (d_watchdog != 0) ? d_watchdog : watchdog_i;
+
+  // Sizes derived from the descriptor and its lengths.
+  logic        lstm;
+  logic [17:0] in_words, out_words;
+  logic [15:0] maxlen_q, maxlen_d;
+  logic [31:0] total_q, total_d;
+  logic [MaxBatch*16-1:0] lengths_q, lengths_d;
+  assign lstm      = (d_cell == 2'd0);
+  assign in_words  = is_bw ? 18'(d_hidden) : 18'(d_hidden) * (lstm ? 18'd4 : 18'd3);
+  assign out_words = is_bw ? 18'(d_hidden) * 18'd4 : 18'(d_hidden);
+
+  // Extent of a per-step stream: strided, or packed.
+  function automatic logic [63:0] extent(input logic [31:0] stride, input logic [15:0] maxlen,
+                                         input logic [15:0] batch, input logic [31:0] total,
+                                         input logic [17:0] words);
+    if (stride != 0) extent = (64'(maxlen) - 64'd1) * 64'(stride) + 64'(batch) * 64'(words) * 64'd4;
+    else extent = 64'(total) * 64'(words) * 64'd4;
+  endfunction
+
+  // -------------------------------------------------------------- state
+  typedef enum logic [4:0] {
+    S_IDLE,
+    S_RING_WIN,
+    S_FETCH,
+    S_FETCH_DATA,
+    S_DECODE,
+    S_PRE_WIN,
+    S_LENGTHS,
+    S_LENGTHS_DATA,
+    S_POST_WIN,
+    S_ISSUE,
+    S_WAIT_RUN,
+    S_WAIT_POLL,
+    S_SIGNAL,
+    S_SIGNAL_WAIT,
+    S_FENCE_FAULT,
+    S_FAULT,
+    S_HALTED,
+    S_SRESET,
+    S_SRESET_RST
+  } state_e;
+
+  state_e      state_q, state_d;
+  logic [31:0] head_q, head_d, done_q, done_d;
+  logic [5:0]  word_q, word_d;        // descriptor / lengths word counter
+  logic [2:0]  chk_q, chk_d;          // window-check index within a phase
+  logic        chk_started_q, chk_started_d;
+  logic [31:0] wait_cycles_q, wait_cycles_d;
+  logic        sig_cmd_q, sig_cmd_d, sig_data_q, sig_data_d;
+  logic [7:0]  rst_cnt_q, rst_cnt_d;
+  logic        len_bad_q, len_bad_d;
+
+  // Fault log and status.
+  logic        faulted_q, faulted_d;
+  logic [4:0]  err_q, err_d;
+  logic [3:0]  unit_q, unit_d, opq_q, opq_d;
+  logic [63:0] f_addr_q, f_addr_d;
+  logic [7:0]  f_kind_q, f_kind_d;
+  logic [3:0]  f_stream_q, f_stream_d;
+  logic [31:0] f_desc_q, f_desc_d;
+  // A validation fault waiting for the earlier descriptors (fence).
+  logic [4:0]  pf_err_q, pf_err_d;
+  logic [7:0]  pf_kind_q, pf_kind_d;
+  logic [3:0]  pf_stream_q, pf_stream_d;
+  logic [63:0] pf_addr_q, pf_addr_d;
+
+  // In-flight slots: run (FORWARD/BACKWARD), load, control (NOP/WAIT/SIGNAL).
+  logic        run_busy_q, run_busy_d, run_fin_q, run_fin_d, run_irq_q, run_irq_d;
+  logic        ld_busy_q, ld_busy_d, ld_fin_q, ld_fin_d, ld_irq_q, ld_irq_d;
+  logic        ct_busy_q, ct_busy_d, ct_irq_q, ct_irq_d;
+  logic [31:0] run_idx_q, run_idx_d, ld_idx_q, ld_idx_d, ct_idx_q, ct_idx_d;
+  logic [7:0]  run_bank_q, run_bank_d, ld_bank_q, ld_bank_d;
+  logic [3:0]  run_op_q, run_op_d;
+  logic        ld_pend_q, ld_pend_d, wgt_pend_q, wgt_pend_d;
+  logic        fence;
+
+  // Retirement.
+  typedef enum logic [1:0] {
+    R_IDLE,
+    R_WB,
+    R_WB_WAIT,
+    R_IRQ
+  } rstate_e;
+  rstate_e     rst_q, rst_d;
+  logic        ret_irq_q, ret_irq_d, wb_cmd_q, wb_cmd_d, wb_data_q, wb_data_d;
+
+  // ------------------------------------------------------ window checks
+  logic        win_start, win_busy, win_done, win_ok;
+  logic        chk_valid, chk_write;
+  logic [63:0] chk_addr, chk_bytes;
+  logic [3:0]  chk_stream;
+  logic [2:0]  chk_count;
+  logic [63:0] desc_addr;
+  logic [31:0] ring_mask;
+
+  assign ring_mask = ring_size_i - 32'd1;
+  assign desc_addr = ring_base_i + {25'd0, head_q & ring_mask, 7'd0};
+
+  core_windows #(.NumWindows(NumWindows)) u_windows (
+    .clk_i,
+    .rst_i,
+    .win_base_i (win_base_i),
+    .win_size_i (win_size_i),
+    .win_read_i (win_read_i),
+    .win_write_i(win_write_i),
+    .start_i    (win_start),
+    .addr_i     (chk_addr),
+    .bytes_i    (chk_bytes),
+    .write_i    (chk_write),
+    .busy_o     (win_busy),
+    .done_o     (win_done),
+    .ok_o       (win_ok)
+  );
+
+  // The ranges to check in the current phase: index chk_q of chk_count.
+  always_comb begin
+    chk_valid  = 1'b0;
+    chk_write  = 1'b0;
+    chk_addr   = '0;
+    chk_bytes  = '0;
+    chk_stream = core_regs_pkg::STREAM_NONE;
+    chk_count  = 3'd0;
+    if (state_q == S_RING_WIN) begin
+      chk_count = 3'd2;
+      if (chk_q == 3'd0) begin
+        chk_valid  = 1'b1;
+        chk_addr   = desc_addr;
+        chk_bytes  = 64'd128;
+        chk_stream = core_regs_pkg::STREAM_DESC;
+      end else begin
+        chk_valid  = (ring_wb_addr_i != 0);
+        chk_write  = 1'b1;
+        chk_addr   = ring_wb_addr_i;
+        chk_bytes  = 64'd4;
+        chk_stream = core_regs_pkg::STREAM_SIGNAL;
+      end
+    end else if (state_q == S_PRE_WIN) begin
+      chk_count = 3'd1;
+      if (is_load) begin
+        chk_valid  = 1'b1;
+        chk_addr   = d_addr0;
+        chk_bytes  = 64'(d_len0);
+        chk_stream = core_regs_pkg::STREAM_WEIGHTS;
+      end else if (is_run) begin
+        chk_valid  = 1'b1;
+        chk_addr   = d_addr0;
+        chk_bytes  = 64'(d_batch) * 64'd4;
+        chk_stream = core_regs_pkg::STREAM_LENGTHS;
+      end else if (is_wait) begin
+        chk_valid  = (d_addr0 != 0);
+        chk_addr   = d_addr0;
+        chk_bytes  = 64'd4;
+        chk_stream = core_regs_pkg::STREAM_WAIT_POLL;
+      end else if (is_signal) begin
+        chk_valid  = 1'b1;
+        chk_write  = 1'b1;
+        chk_addr   = d_addr0;
+        chk_bytes  = 64'd4;
+        chk_stream = core_regs_pkg::STREAM_SIGNAL;
+      end
+    end else if (state_q == S_POST_WIN) begin
+      chk_count = 3'd6;
+      chk_valid = 1'b1;
+      case (chk_q)
+        3'd0: begin
+          chk_addr   = d_in_addr;
+          chk_bytes  = extent(d_in_stride, maxlen_q, d_batch, total_q, in_words);
+          chk_stream = is_bw ? core_regs_pkg::STREAM_DH : core_regs_pkg::STREAM_XP;
+        end
+        3'd1: begin
+          chk_write  = 1'b1;
+          chk_addr   = d_out_addr;
+          chk_bytes  = extent(d_out_stride, maxlen_q, d_batch, total_q, out_words);
+          chk_stream = is_bw ? core_regs_pkg::STREAM_DELTA : core_regs_pkg::STREAM_H;
+        end
+        3'd2: begin
+          chk_addr   = d_si_addr;
+          chk_bytes  = 64'(d_batch) * 64'(d_hidden) * ((lstm && !is_bw) ? 64'd8 : 64'd4);
+          chk_stream = core_regs_pkg::STREAM_STATE_IN;
+        end
+        3'd3: begin
+          chk_write  = 1'b1;
+          chk_addr   = d_so_addr;
+          chk_bytes  = 64'(d_batch) * 64'(d_hidden) * (lstm ? 64'd8 : 64'd4);
+          chk_stream = core_regs_pkg::STREAM_STATE_OUT;
+        end
+        3'd4: begin
+          chk_valid  = d_gate_enable && d_gate_poll;
+          chk_addr   = d_gate_addr;
+          chk_bytes  = 64'd4;
+          chk_stream = core_regs_pkg::STREAM_WAIT_POLL;
+        end
+        default: begin
+          chk_valid  = (d_every != 0);
+          chk_write  = 1'b1;
+          chk_addr   = d_prog_addr;
+          chk_bytes  = 64'd4;
+          chk_stream = core_regs_pkg::STREAM_SIGNAL;
+        end
+      endcase
+    end
+  end
+  assign win_start = (state_q == S_RING_WIN || state_q == S_PRE_WIN || state_q == S_POST_WIN) &&
+                     (chk_q < chk_count) && chk_valid && !chk_started_q && !win_busy;
+
+  // ------------------------------------------------ descriptor checks
+  // First failing field check of a decoded descriptor (code, kind).
+  logic [4:0] dec_err;
+  logic [7:0] dec_kind;
+  logic [63:0] dec_addr;
+  always_comb begin
+    dec_err  = core_regs_pkg::ERR_NONE;
+    dec_kind = core_regs_pkg::FAULT_KIND_NONE;
+    dec_addr = desc_addr;
+    if (d_op > core_regs_pkg::OP_SIGNAL) begin
+      dec_err  = core_regs_pkg::ERR_DESC_OP;
+      dec_kind = core_regs_pkg::FAULT_KIND_DESC_OP;
+    end else if ((desc_q & ~used) != '0) begin
+      dec_err  = core_regs_pkg::ERR_DESC_FIELD;
+      dec_kind = core_regs_pkg::FAULT_KIND_DESC_FIELD;
+    end else if (is_load) begin
+      if (d_len0 == 0 || (d_len0 % (WeightLanes * 4)) != 0 || (d_addr0 % (WeightLanes * 4)) != 0) begin
+        dec_err  = core_regs_pkg::ERR_ALIGN;
+        dec_kind = core_regs_pkg::FAULT_KIND_ALIGN;
+        dec_addr = d_addr0;
+      end
+    end else if (is_run) begin
+      if (d_hidden == 0) begin
+        dec_err  = core_regs_pkg::ERR_HIDDEN_ZERO;
+        dec_kind = core_regs_pkg::FAULT_KIND_DESC_FIELD;
+      end else if (32'(d_hidden) > MaxHidden) begin
+        dec_err  = core_regs_pkg::ERR_HIDDEN_TOO_LARGE;
+        dec_kind = core_regs_pkg::FAULT_KIND_DESC_FIELD;
+      end else if (d_batch == 0) begin
+        dec_err  = core_regs_pkg::ERR_BATCH_ZERO;
+        dec_kind = core_regs_pkg::FAULT_KIND_DESC_FIELD;
+      end else if (32'(d_batch) > MaxBatch) begin
+        dec_err  = core_regs_pkg::ERR_BATCH_TOO_LARGE;
+        dec_kind = core_regs_pkg::FAULT_KIND_DESC_FIELD;
+      end else if (d_steps == 0) begin
+        dec_err  = core_regs_pkg::ERR_STEPS_ZERO;
+        dec_kind = core_regs_pkg::FAULT_KIND_DESC_FIELD;
+      end else if ((d_store_base[63:StoreAddrWidth] | d_store_size[63:StoreAddrWidth]) != 0) begin
+        dec_err  = core_regs_pkg::ERR_STORE_WRAP;   // beyond the card master's address space
+        dec_kind = core_regs_pkg::FAULT_KIND_DESC_FIELD;
+      end else if ((d_addr0[1:0] | d_in_addr[1:0] | d_out_addr[1:0] | d_si_addr[1:0] | d_so_addr[1:0] |
+                    d_in_stride[1:0] | d_out_stride[1:0] |
+                    ((d_gate_enable && d_gate_poll) ? d_gate_addr[1:0] : 2'd0) |
+                    ((d_every != 0) ? d_prog_addr[1:0] : 2'd0)) != 2'd0) begin
+        dec_err  = core_regs_pkg::ERR_ALIGN;
+        dec_kind = core_regs_pkg::FAULT_KIND_ALIGN;
+      end
+    end else if (is_wait || is_signal) begin
+      if (d_addr0[1:0] != 2'd0) begin
+        dec_err  = core_regs_pkg::ERR_ALIGN;
+        dec_kind = core_regs_pkg::FAULT_KIND_ALIGN;
+        dec_addr = d_addr0;
+      end
+    end
+  end
+
+  // Ring configuration: size a power of two >= 2, base 128-byte aligned,
+  // write-back word aligned, tail at most a ring ahead of the completions.
+  logic ring_ok;
+  assign ring_ok = (ring_size_i >= 32'd2) && ((ring_size_i & ring_mask) == 0) &&
+                   (ring_base_i[6:0] == 7'd0) && (ring_wb_addr_i[1:0] == 2'd0) &&
+                   (ring_tail_i - done_q <= ring_size_i);  // no more pending than the ring holds
+
+  // The stream id (core_regs_pkg::STREAM_*) of an engine unit (engine_pkg::UNIT_*).
+  function automatic logic [3:0] unit_stream(input logic [3:0] unit);
+    case (unit)
+      engine_pkg::UNIT_WEIGHT:     unit_stream = core_regs_pkg::STREAM_WEIGHTS;
+      engine_pkg::UNIT_STATE_IN:   unit_stream = core_regs_pkg::STREAM_STATE_IN;
+      engine_pkg::UNIT_XP:         unit_stream = core_regs_pkg::STREAM_XP;
+      engine_pkg::UNIT_DH:         unit_stream = core_regs_pkg::STREAM_DH;
+      engine_pkg::UNIT_H:          unit_stream = core_regs_pkg::STREAM_H;
+      engine_pkg::UNIT_DELTA:      unit_stream = core_regs_pkg::STREAM_DELTA;
+      engine_pkg::UNIT_STATE_OUT:  unit_stream = core_regs_pkg::STREAM_STATE_OUT;
+      engine_pkg::UNIT_GATE_STORE: unit_stream = core_regs_pkg::STREAM_GATE_STORE;
+      default:                     unit_stream = core_regs_pkg::STREAM_NONE;
+    endcase
+  endfunction
+
+  // Wrap-safe "a was issued before b".
+  function automatic logic older(input logic [31:0] a, input logic [31:0] b);
+    older = $signed(a - b) < 0;
+  endfunction
+
+  // A WAIT on a doorbell compares with the register (modulo 2^32).
+  logic [31:0] wait_value;
+  assign wait_value = doorbells_i[d_gate_select*32 +: 32];
+
+  // ------------------------------------------------------------ outputs
+  assign ctl_cmd_valid_o = (state_q == S_FETCH) || (state_q == S_LENGTHS) ||
+                           (state_q == S_WAIT_RUN && d_addr0 != 0 && word_q == 6'd0);
+  assign ctl_cmd_addr_o  = (state_q == S_FETCH) ? desc_addr : d_addr0;
+  assign ctl_cmd_bytes_o = (state_q == S_FETCH) ? 32'd128 :
+                           (state_q == S_LENGTHS) ? 32'(d_batch) * 32'd4 : 32'd4;
+  assign ctl_ready_o     = 1'b1;
+  assign ctl_stream_o    = (state_q == S_FETCH || state_q == S_FETCH_DATA) ? core_regs_pkg::STREAM_DESC :
+                           (state_q == S_WAIT_RUN) ? core_regs_pkg::STREAM_WAIT_POLL : core_regs_pkg::STREAM_LENGTHS;
+
+  always_comb begin
+    state_d       = state_q;
+    head_d        = head_q;
+    done_d        = done_q;
+    desc_d        = desc_q;
+    word_d        = word_q;
+    chk_d         = chk_q;
+    chk_started_d = chk_started_q;
+    wait_cycles_d = wait_cycles_q;
+    sig_cmd_d     = sig_cmd_q;
+    sig_data_d    = sig_data_q;
+    rst_cnt_d     = rst_cnt_q;
+    len_bad_d     = len_bad_q;
+    maxlen_d      = maxlen_q;
+    total_d       = total_q;
+    lengths_d     = lengths_q;
+    faulted_d     = faulted_q;
+    err_d         = err_q;
+    unit_d        = unit_q;
+    opq_d         = opq_q;
+    f_addr_d      = f_addr_q;
+    f_kind_d      = f_kind_q;
+    f_stream_d    = f_stream_q;
+    f_desc_d      = f_desc_q;
+    pf_err_d      = pf_err_q;
+    pf_kind_d     = pf_kind_q;
+    pf_stream_d   = pf_stream_q;
+    pf_addr_d     = pf_addr_q;
+    run_busy_d    = run_busy_q;
+    run_fin_d     = run_fin_q || run_done_i;
+    run_irq_d     = run_irq_q;
+    run_idx_d     = run_idx_q;
+    run_bank_d    = run_bank_q;
+    run_op_d      = run_op_q;
+    ld_busy_d     = ld_busy_q;
+    ld_fin_d      = ld_fin_q;
+    ld_irq_d      = ld_irq_q;
+    ld_idx_d      = ld_idx_q;
+    ld_bank_d     = ld_bank_q;
+    ld_pend_d     = ld_pend_q && !load_ready_i;
+    wgt_pend_d    = wgt_pend_q && !wgt_cmd_ready_i;
+    ct_busy_d     = ct_busy_q;
+    ct_irq_d      = ct_irq_q;
+    ct_idx_d      = ct_idx_q;
+    rst_d         = rst_q;
+    ret_irq_d     = ret_irq_q;
+    wb_cmd_d      = wb_cmd_q;
+    wb_data_d     = wb_data_q;
+    run_start_o   = 1'b0;
+    irq_done_set_o  = 1'b0;
+    irq_error_set_o = 1'b0;
+    desc_done_o   = 1'b0;
+
+    // ---- window-check sequencing (shared by the three phases)
+    if (win_start) chk_started_d = 1'b1;
+    if (win_done) chk_started_d = 1'b0;
+
+    // ---- the main sequence
+    case (state_q)
+      S_IDLE: begin
+        if (enable_i && head_q != ring_tail_i) begin
+          if (!ring_ok) begin
+            pf_err_d    = core_regs_pkg::ERR_RING;
+            pf_kind_d   = core_regs_pkg::FAULT_KIND_RING;
+            pf_stream_d = core_regs_pkg::STREAM_DESC;
+            pf_addr_d   = ring_base_i;
+            state_d     = S_FENCE_FAULT;
+          end else begin
+            chk_d   = '0;
+            state_d = S_RING_WIN;
+          end
+        end
+      end
+
+      S_RING_WIN, S_PRE_WIN, S_POST_WIN: begin
+        if (chk_q >= chk_count) begin
+          chk_d = '0;
+          if (state_q == S_RING_WIN) state_d = S_FETCH;
+          else if (state_q == S_PRE_WIN) state_d = is_run ? S_LENGTHS : S_ISSUE;
+          else state_d = S_ISSUE;
+        end else if (!chk_valid) begin
+          chk_d = chk_q + 3'd1;
+        end else if (win_done) begin
+          if (win_ok) begin
+            chk_d = chk_q + 3'd1;
+          end else begin
+            pf_err_d    = (state_q == S_RING_WIN) ? core_regs_pkg::ERR_RING : core_regs_pkg::ERR_WINDOW;
+            pf_kind_d   = chk_write ? core_regs_pkg::FAULT_KIND_WINDOW_WRITE : core_regs_pkg::FAULT_KIND_WINDOW_READ;
+            pf_stream_d = chk_stream;
+            pf_addr_d   = chk_addr;
+            state_d     = S_FENCE_FAULT;
+          end
+        end
+      end
+
+      S_FETCH: begin
+        word_d = '0;
+        if (ctl_cmd_ready_i) state_d = S_FETCH_DATA;
+      end
+
+      S_FETCH_DATA: begin
+        if (ctl_valid_i) begin
+          desc_d[word_q*32 +: 32] = ctl_data_i;
+          word_d = word_q + 6'd1;
+          if (ctl_last_i) state_d = S_DECODE;
+        end
+      end
+
+      S_DECODE: begin
+        if (dec_err != core_regs_pkg::ERR_NONE) begin
+          pf_err_d    = dec_err;
+          pf_kind_d   = dec_kind;
+          pf_stream_d = core_regs_pkg::STREAM_DESC;
+          pf_addr_d   = dec_addr;
+          state_d     = S_FENCE_FAULT;
+        end else begin
+          chk_d   = '0;
+          state_d = S_PRE_WIN;
+        end
+      end
+
+      S_LENGTHS: begin
+        word_d    = '0;
+        len_bad_d = 1'b0;
+        maxlen_d  = '0;
+        total_d   = '0;
+        lengths_d = '0;
+        if (ctl_cmd_ready_i) state_d = S_LENGTHS_DATA;
+      end
+
+      S_LENGTHS_DATA: begin
+        if (ctl_valid_i) begin
+          for (int unsigned b = 0; b < MaxBatch; b++) begin
+            if (word_q == 6'(b)) lengths_d[b*16 +: 16] = ctl_data_i[15:0];
+          end
+          if (ctl_data_i[15:0] > maxlen_q) maxlen_d = ctl_data_i[15:0];
+          total_d = total_q + ctl_data_i;
+          word_d  = word_q + 6'd1;
+          // A length outside 1..T would make the streams' sizes meaningless.
+          if (ctl_data_i == 0 || ctl_data_i > 32'(d_steps)) begin
+            pf_err_d    = core_regs_pkg::ERR_BAD_LENGTH;
+            pf_kind_d   = core_regs_pkg::FAULT_KIND_DESC_FIELD;
+            pf_stream_d = core_regs_pkg::STREAM_LENGTHS;
+            pf_addr_d   = d_addr0 + 64'(word_q) * 64'd4;
+            len_bad_d   = 1'b1;  // remembered until the lengths are drained
+          end
+          if (ctl_last_i) begin
+            chk_d   = '0;
+            state_d = len_bad_d ? S_FENCE_FAULT : S_POST_WIN;
+          end
+        end
+      end
+
+      S_ISSUE: begin
+        if (is_load) begin
+          if (!ld_busy_q && !(run_busy_q && run_bank_q == d_bank)) begin
+            ld_busy_d  = 1'b1;
+            ld_fin_d   = 1'b0;
+            ld_irq_d   = d_irq;
+            ld_idx_d   = head_q;
+            ld_bank_d  = d_bank;
+            ld_pend_d  = 1'b1;
+            wgt_pend_d = 1'b1;
+            head_d     = head_q + 32'd1;
+            state_d    = S_IDLE;
+          end
+        end else if (is_run) begin
+          if (!run_busy_q && !(ld_busy_q && ld_bank_q == d_bank)) begin
+            run_busy_d  = 1'b1;
+            run_fin_d   = 1'b0;
+            run_irq_d   = d_irq;
+            run_idx_d   = head_q;
+            run_bank_d  = d_bank;
+            run_op_d    = d_op[3:0];
+            run_start_o = 1'b1;
+            head_d      = head_q + 32'd1;
+            state_d     = S_IDLE;
+          end
+        end else if (fence) begin
+          ct_busy_d     = 1'b1;
+          ct_irq_d      = d_irq;
+          ct_idx_d      = head_q;
+          wait_cycles_d = '0;
+          word_d        = '0;
+          sig_cmd_d     = 1'b0;
+          sig_data_d    = 1'b0;
+          if (is_wait) state_d = S_WAIT_RUN;
+          else if (is_signal) state_d = S_SIGNAL;
+          else begin
+            head_d    = head_q + 32'd1;
+            state_d   = S_IDLE;
+          end
+        end
+      end
+
+      // WAIT on a doorbell (addr0 = 0) or a polled word; word_q says a poll
+      // is in flight; wait_cycles_q counts cycles for the watchdog.
+      S_WAIT_RUN: begin
+        if (d_addr0 == 0) begin
+          if ($signed(wait_value - d_value) >= 0) begin
+            head_d  = head_q + 32'd1;
+            state_d = S_IDLE;
+          end
+        end else begin
+          if (ctl_cmd_valid_o && ctl_cmd_ready_i) word_d = 6'd1;
+          if (ctl_valid_i) begin
+            word_d = 6'd0;
+            if ($signed(ctl_data_i - d_value) >= 0) begin
+              head_d  = head_q + 32'd1;
+              state_d = S_IDLE;
+            end
+          end
+        end
+        wait_cycles_d = wait_cycles_q + 32'd1;
+        if (eff_watchdog != 0 && wait_cycles_q >= eff_watchdog && state_d == S_WAIT_RUN && word_q == 6'd0) begin
+          pf_err_d    = core_regs_pkg::ERR_TIMEOUT;
+          pf_kind_d   = core_regs_pkg::FAULT_KIND_TIMEOUT;
+          pf_stream_d = core_regs_pkg::STREAM_WAIT_POLL;
+          pf_addr_d   = d_addr0;
+          state_d     = S_FENCE_FAULT;
+        end
+      end
+
+      S_SIGNAL: begin
+        if (ntf_cmd_valid_o && ntf_cmd_ready_i) sig_cmd_d = 1'b1;
+        if (ntf_valid_o && ntf_ready_i) sig_data_d = 1'b1;
+        if (sig_cmd_d && sig_data_d) state_d = S_SIGNAL_WAIT;
+      end
+
+      S_SIGNAL_WAIT: begin
+        if (ntf_done_i) begin
+          head_d  = head_q + 32'd1;
+          state_d = S_IDLE;
+        end
+      end
+
+      S_FENCE_FAULT: begin
+        if (fence) begin
+          err_d      = pf_err_q;
+          unit_d     = pf_stream_q;
+          f_kind_d   = pf_kind_q;
+          f_stream_d = pf_stream_q;
+          f_addr_d   = pf_addr_q;
+          f_desc_d   = head_q;
+          opq_d      = d_op[3:0];
+          faulted_d  = 1'b1;
+          state_d    = S_FAULT;
+        end
+      end
+
+      S_FAULT: begin
+        if (all_idle_i) begin
+          irq_error_set_o = 1'b1;
+          state_d         = S_HALTED;
+        end
+      end
+
+      S_HALTED: ;
+
+      S_SRESET: begin
+        rst_cnt_d = '0;
+        if (all_idle_i) state_d = S_SRESET_RST;
+      end
+
+      S_SRESET_RST: begin
+        if (rst_cnt_q != 8'(SoftResetCycles)) rst_cnt_d = rst_cnt_q + 8'd1;
+        if (rst_cnt_q == 8'(SoftResetCycles) && store_idle_i) begin
+          head_d     = ring_tail_i;
+          done_d     = ring_tail_i;
+          faulted_d  = 1'b0;
+          err_d      = core_regs_pkg::ERR_NONE;
+          unit_d     = '0;
+          opq_d      = '0;
+          f_addr_d   = '0;
+          f_kind_d   = core_regs_pkg::FAULT_KIND_NONE;
+          f_stream_d = '0;
+          f_desc_d   = '0;
+          state_d    = S_IDLE;
+        end
+      end
+
+      default: state_d = S_IDLE;
+    endcase
+
+    // ---- LOAD completion
+    if (ld_busy_q && !ld_fin_q && load_done_i && load_status_i == core_regs_pkg::ERR_NONE) ld_fin_d = 1'b1;
+
+    // ---- retirement in ring order
+    case (rst_q)
+      R_IDLE: begin
+        // The oldest slot in flight retires once finished.
+        if (run_busy_q && run_fin_q && (!ld_busy_q || older(run_idx_q, ld_idx_q)) &&
+            (!ct_busy_q || older(run_idx_q, ct_idx_q))) begin
+          run_busy_d = 1'b0;
+          ret_irq_d  = run_irq_q;
+          done_d     = run_idx_q + 32'd1;
+          rst_d      = R_WB;
+        end else if (ld_busy_q && ld_fin_q && (!run_busy_q || older(ld_idx_q, run_idx_q)) &&
+                     (!ct_busy_q || older(ld_idx_q, ct_idx_q))) begin
+          ld_busy_d = 1'b0;
+          ret_irq_d = ld_irq_q;
+          done_d    = ld_idx_q + 32'd1;
+          rst_d     = R_WB;
+        end else if (ct_busy_q && older(ct_idx_q, head_q) && !run_busy_q && !ld_busy_q) begin
+          ct_busy_d = 1'b0;
+          ret_irq_d = ct_irq_q;
+          done_d    = ct_idx_q + 32'd1;
+          rst_d     = R_WB;
+        end
+        wb_cmd_d  = 1'b0;
+        wb_data_d = 1'b0;
+        desc_done_o = (rst_d == R_WB);  // RING_DONE and CNT_DESC_DONE move together
+        if (rst_d == R_WB && ring_wb_addr_i == 0) rst_d = R_IRQ;
+      end
+      R_WB: begin
+        if (ntf_cmd_valid_o && ntf_cmd_ready_i) wb_cmd_d = 1'b1;
+        if (ntf_valid_o && ntf_ready_i) wb_data_d = 1'b1;
+        if (wb_cmd_d && wb_data_d) rst_d = R_WB_WAIT;
+      end
+      R_WB_WAIT: if (ntf_done_i) rst_d = R_IRQ;
+      default: begin
+        irq_done_set_o = ret_irq_q;
+        rst_d          = R_IDLE;
+      end
+    endcase
+
+    // ---- runtime faults: abort everything now (first fault logged)
+    if (!faulted_q && state_q != S_SRESET && state_q != S_SRESET_RST) begin
+      if (abort_i || run_fail_i || (ld_busy_q && load_done_i && load_status_i != core_regs_pkg::ERR_NONE) ||
+          dma_err_i) begin
+        faulted_d = 1'b1;
+        state_d   = S_FAULT;
+        f_addr_d  = '0;
+        if (dma_err_i) begin
+          err_d      = core_regs_pkg::ERR_BUS;
+          unit_d     = dma_err_stream_i;
+          f_stream_d = dma_err_stream_i;
+          f_addr_d   = dma_err_addr_i;
+          f_kind_d   = dma_err_write_i ?
+                       ((dma_err_resp_i == 2'b11) ? core_regs_pkg::FAULT_KIND_BUS_WRITE_DECERR
+                                                  : core_regs_pkg::FAULT_KIND_BUS_WRITE_SLVERR) :
+                       ((dma_err_resp_i == 2'b11) ? core_regs_pkg::FAULT_KIND_BUS_READ_DECERR
+                                                  : core_regs_pkg::FAULT_KIND_BUS_READ_SLVERR);
+          f_desc_d   = (dma_err_stream_i == core_regs_pkg::STREAM_WEIGHTS) ? ld_idx_q :
+                       run_busy_q ? run_idx_q : head_q;
+          opq_d      = (dma_err_stream_i == core_regs_pkg::STREAM_WEIGHTS) ? core_regs_pkg::OP_LOAD[3:0] :
+                       run_busy_q ? run_op_q : d_op[3:0];
+        end else if (run_fail_i) begin
+          err_d      = run_fail_code_i;
+          unit_d     = unit_stream(run_fail_unit_i);
+          f_stream_d = unit_stream(run_fail_unit_i);
+          f_kind_d   = (run_fail_code_i == core_regs_pkg::ERR_TIMEOUT) ? core_regs_pkg::FAULT_KIND_TIMEOUT
+                                                                       : core_regs_pkg::FAULT_KIND_ENGINE;
+          f_desc_d   = run_idx_q;
+          opq_d      = run_op_q;
+        end else if (ld_busy_q && load_done_i && load_status_i != core_regs_pkg::ERR_NONE) begin
+          err_d      = load_status_i;
+          unit_d     = unit_stream(load_status_unit_i);
+          f_stream_d = unit_stream(load_status_unit_i);
+          f_kind_d   = (load_status_i == core_regs_pkg::ERR_TIMEOUT) ? core_regs_pkg::FAULT_KIND_TIMEOUT
+                                                                    : core_regs_pkg::FAULT_KIND_ENGINE;
+          f_desc_d   = ld_idx_q;
+          opq_d      = core_regs_pkg::OP_LOAD[3:0];
+        end else begin
+          err_d      = core_regs_pkg::ERR_ABORTED;
+          unit_d     = '0;
+          f_stream_d = '0;
+          f_kind_d   = core_regs_pkg::FAULT_KIND_ABORT;
+          f_desc_d   = run_busy_q ? run_idx_q : (ld_busy_q ? ld_idx_q : head_q);
+          opq_d      = run_busy_q ? run_op_q : (ld_busy_q ? core_regs_pkg::OP_LOAD[3:0] : d_op[3:0]);
+        end
+      end
+    end
+    // A fault (or soft reset) frees the slots: their descriptors never retire.
+    if (state_d == S_FAULT && state_q != S_FAULT) begin
+      run_busy_d = 1'b0;
+      ld_busy_d  = 1'b0;
+      ct_busy_d  = 1'b0;
+      ld_pend_d  = 1'b0;
+      wgt_pend_d = 1'b0;
+      rst_d      = R_IDLE;
+    end
+
+    // ---- soft reset wins over everything
+    if (soft_reset_i) begin
+      state_d    = S_SRESET;
+      run_busy_d = 1'b0;
+      ld_busy_d  = 1'b0;
+      ct_busy_d  = 1'b0;
+      ld_pend_d  = 1'b0;
+      wgt_pend_d = 1'b0;
+      rst_d      = R_IDLE;
+    end
+  end
+
+  assign fence = !run_busy_q && !ld_busy_q && !ct_busy_q && (rst_q == R_IDLE);
+
+  // Notify writer: the retirement write-back, else SIGNAL.
+  logic ntf_wb;
+  assign ntf_wb          = (rst_q == R_WB);
+  assign ntf_cmd_valid_o = ntf_wb ? !wb_cmd_q : (state_q == S_SIGNAL && !sig_cmd_q);
+  assign ntf_cmd_addr_o  = ntf_wb ? ring_wb_addr_i : d_addr0;
+  assign ntf_valid_o     = ntf_wb ? !wb_data_q : (state_q == S_SIGNAL && !sig_data_q);
+  assign ntf_data_o      = ntf_wb ? done_q : d_value;
+
+  // LOAD outputs.
+  logic [1:0]  ld_cell_q;
+  logic [15:0] ld_hidden_q;
+  logic [31:0] ld_wd_q, ld_len_q;
+  logic [63:0] ld_addr_q;
+  assign load_valid_o    = ld_pend_q;
+  assign load_bank_o     = ld_bank_q;
+  assign load_cell_o     = ld_cell_q;
+  assign load_hidden_o   = ld_hidden_q;
+  assign load_watchdog_o = ld_wd_q;
+  assign wgt_cmd_valid_o = wgt_pend_q;
+  assign wgt_cmd_addr_o  = ld_addr_q;
+  assign wgt_cmd_bytes_o = ld_len_q;
+
+  // FORWARD/BACKWARD outputs (valid with run_start_o).
+  assign run_bw_o             = is_bw;
+  assign run_cell_o           = d_cell;
+  assign run_hidden_o         = d_hidden;
+  assign run_batch_o          = d_batch;
+  assign run_steps_o          = d_steps;
+  assign run_bank_o           = d_bank;
+  assign run_lengths_o        = lengths_q;
+  assign run_maxlen_o         = maxlen_q;
+  assign run_total_o          = total_q;
+  assign run_in_addr_o        = d_in_addr;
+  assign run_in_stride_o      = d_in_stride;
+  assign run_out_addr_o       = d_out_addr;
+  assign run_out_stride_o     = d_out_stride;
+  assign run_state_in_addr_o  = d_si_addr;
+  assign run_state_out_addr_o = d_so_addr;
+  assign run_store_base_o     = d_store_base[StoreAddrWidth-1:0];
+  assign run_store_size_o     = d_store_size[StoreAddrWidth-1:0];
+  assign run_watchdog_o       = eff_watchdog;
+  assign run_gate_enable_o    = d_gate_enable;
+  assign run_gate_poll_o      = d_gate_poll;
+  assign run_gate_select_o    = d_gate_select;
+  assign run_gate_addr_o      = d_gate_addr;
+  assign run_progress_every_o = d_every;
+  assign run_progress_addr_o  = d_prog_addr;
+
+  // Status.
+  assign ring_head_o    = head_q;
+  assign ring_done_o    = done_q;
+  assign busy_o         = run_busy_q || ld_busy_q || ct_busy_q || (state_q != S_IDLE && state_q != S_HALTED);
+  assign halted_o       = (state_q == S_HALTED);
+  assign resetting_o    = (state_q == S_SRESET) || (state_q == S_SRESET_RST);
+  assign error_o        = err_q;
+  assign unit_o         = unit_q;
+  assign op_o           = opq_q;
+  assign fault_addr_o   = f_addr_q;
+  assign fault_kind_o   = f_kind_q;
+  assign fault_stream_o = f_stream_q;
+  assign fault_desc_o   = f_desc_q;
+  assign wait_stall_o   = (state_q == S_WAIT_RUN);
+  assign abort_o        = (state_q == S_FAULT) || (state_q == S_SRESET);
+  assign eng_rst_o      = (state_q == S_SRESET_RST);
+  assign store_flush_o  = (state_q == S_SRESET_RST);
+
+  always_ff @(posedge clk_i) begin
+    if (rst_i) begin
+      state_q       <= S_IDLE;
+      head_q        <= '0;
+      done_q        <= '0;
+      chk_started_q <= 1'b0;
+      faulted_q     <= 1'b0;
+      err_q         <= core_regs_pkg::ERR_NONE;
+      unit_q        <= '0;
+      opq_q         <= '0;
+      f_addr_q      <= '0;
+      f_kind_q      <= core_regs_pkg::FAULT_KIND_NONE;
+      f_stream_q    <= '0;
+      f_desc_q      <= '0;
+      run_busy_q    <= 1'b0;
+      run_fin_q     <= 1'b0;
+      ld_busy_q     <= 1'b0;
+      ld_fin_q      <= 1'b0;
+      ct_busy_q     <= 1'b0;
+      ld_pend_q     <= 1'b0;
+      wgt_pend_q    <= 1'b0;
+      rst_q         <= R_IDLE;
+    end else begin
+      state_q       <= state_d;
+      head_q        <= head_d;
+      done_q        <= done_d;
+      chk_started_q <= chk_started_d;
+      faulted_q     <= faulted_d;
+      err_q         <= err_d;
+      unit_q        <= unit_d;
+      opq_q         <= opq_d;
+      f_addr_q      <= f_addr_d;
+      f_kind_q      <= f_kind_d;
+      f_stream_q    <= f_stream_d;
+      f_desc_q      <= f_desc_d;
+      run_busy_q    <= run_busy_d;
+      run_fin_q     <= run_fin_d;
+      ld_busy_q     <= ld_busy_d;
+      ld_fin_q      <= ld_fin_d;
+      ct_busy_q     <= ct_busy_d;
+      ld_pend_q     <= ld_pend_d;
+      wgt_pend_q    <= wgt_pend_d;
+      rst_q         <= rst_d;
+    end
+    desc_q        <= desc_d;
+    word_q        <= word_d;
+    chk_q         <= chk_d;
+    wait_cycles_q <= wait_cycles_d;
+    sig_cmd_q     <= sig_cmd_d;
+    sig_data_q    <= sig_data_d;
+    rst_cnt_q     <= rst_cnt_d;
+    len_bad_q     <= len_bad_d;
+    maxlen_q      <= maxlen_d;
+    total_q       <= total_d;
+    lengths_q     <= lengths_d;
+    pf_err_q      <= pf_err_d;
+    pf_kind_q     <= pf_kind_d;
+    pf_stream_q   <= pf_stream_d;
+    pf_addr_q     <= pf_addr_d;
+    run_irq_q     <= run_irq_d;
+    run_idx_q     <= run_idx_d;
+    run_bank_q    <= run_bank_d;
+    run_op_q      <= run_op_d;
+    ld_irq_q      <= ld_irq_d;
+    ld_idx_q      <= ld_idx_d;
+    ld_bank_q     <= ld_bank_d;
+    ct_irq_q      <= ct_irq_d;
+    ct_idx_q      <= ct_idx_d;
+    ret_irq_q     <= ret_irq_d;
+    wb_cmd_q      <= wb_cmd_d;
+    wb_data_q     <= wb_data_d;
+    if (state_q == S_ISSUE && is_load && ld_busy_d && !ld_busy_q) begin
+      ld_cell_q   <= d_cell;
+      ld_hidden_q <= d_hidden;
+      ld_wd_q     <= eff_watchdog;
+      ld_addr_q   <= d_addr0;
+      ld_len_q    <= d_len0;
+    end
+  end
+
+`ifndef SYNTHESIS
+  initial begin
+    if (MaxBatch > 32) $error("core_dispatch: MaxBatch above 32 needs a wider lengths word counter");
+    if (NumWindows < 1) $error("core_dispatch: NumWindows must be >= 1");
+  end
+`endif
+
+endmodule
+
+`default_nettype wire

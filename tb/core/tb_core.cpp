@@ -1,0 +1,532 @@
+// farnn_core testbench: layers through the command ring, bit-exact against
+// the engine model, with random latency, backpressure and out-of-order
+// responses on both AXI masters and random AXI-Lite timing.
+//   --suite layers   random LSTM/GRU layers (H odd and even, B 1..MaxBatch,
+//                    mixed lengths) on two banks: LOAD, LOAD, FW, BW, FW, BW
+//                    in one ring submission; results, RING_DONE, counters;
+//   --suite faults   each fault class at random points, then soft reset and a
+//                    bit-exact layer: unknown op, reserved bit, window read /
+//                    write / straddle refusals, SLVERR/DECERR on host reads
+//                    and writes and on the card, misaligned address, bad
+//                    length, watchdog, CTRL.abort, bad ring size;
+//   --suite signal   WAIT on a doorbell written late, WAIT on a polled word,
+//                    SIGNAL, FORWARD gated per step on a doorbell written late
+//                    and at random by a simulated GPU, progress words, the
+//                    completion interrupt and its acknowledge.
+// Every wait has a cycle bound and fails with a named error.
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <iostream>
+
+#include "core_harness.hpp"
+#include "layer_case.hpp"
+
+using namespace farnn;
+using namespace farnn::tb;
+
+namespace {
+
+// One layer's buffers in host memory and its model results.
+struct HostLayer {
+  engine::Config cfg;
+  LayerCase lc;
+  engine::ForwardResult fw;
+  engine::BackwardResult bw;
+  uint64_t weights = 0, lengths = 0, xp = 0, si_fw = 0, h = 0, so_fw = 0, dh = 0, carry = 0, delta = 0,
+           so_bw = 0, store = 0;
+  uint32_t weight_bytes = 0;
+  int bank = 0;
+};
+
+engine::Config random_config(Rng& rng, const CoreParams& p, engine::Cell cell) {
+  engine::Config c;
+  c.cell = cell;
+  c.num_pe = p.num_pe;
+  const int hmax = engine::max_resident_hidden(cell, p.num_pe, p.weight_depth, p.max_hidden);
+  c.hidden = static_cast<int>(rng.range(1, std::min(hmax, 12)));
+  c.batch = static_cast<int>(rng.range(1, p.max_batch));
+  c.steps = static_cast<int>(rng.range(1, 5));
+  c.lengths.resize(static_cast<size_t>(c.batch));
+  for (auto& l : c.lengths) l = static_cast<int>(rng.range(1, c.steps));
+  c.lengths[static_cast<size_t>(rng.range(0, c.batch - 1))] = c.steps;  // T is a real length
+  return c;
+}
+
+HostLayer place_layer(CoreHarness& hx, const engine::Config& cfg, int bank, uint64_t store_base) {
+  HostLayer l;
+  l.cfg = cfg;
+  l.bank = bank;
+  Rng rng(hx.rng().u64());
+  l.lc = make_layer_case(rng, cfg, 3);
+  l.fw = engine::forward(cfg, l.lc.weights, l.lc.xp, l.lc.state_in_fw);
+  l.bw = engine::backward(cfg, l.lc.weights, l.fw.records, l.lc.dh_bits, l.lc.carry_in);
+  const auto image = engine::load_image(cfg, l.lc.weights, hx.params().layout());
+  l.weights = hx.alloc_words(image, 64);
+  l.weight_bytes = static_cast<uint32_t>(image.size() * 4);
+  std::vector<uint32_t> lens;
+  for (int b = 0; b < cfg.batch; ++b) lens.push_back(static_cast<uint32_t>(cfg.length(b)));
+  l.lengths = hx.alloc_words(lens, 4);
+  // Odd word offsets so streams start mid-beat.
+  l.xp = hx.alloc_words(l.lc.xp, 4);
+  l.si_fw = hx.alloc_words(l.lc.state_in_fw, 4);
+  l.h = hx.alloc(l.fw.h.size() * 4, 4);
+  l.so_fw = hx.alloc(l.fw.state_out.size() * 4, 4);
+  l.dh = hx.alloc_words(l.lc.dh_bits, 4);
+  l.carry = hx.alloc_words(l.lc.carry_in, 4);
+  l.delta = hx.alloc(l.bw.delta.size() * 4, 4);
+  l.so_bw = hx.alloc(l.bw.state_out.size() * 4, 4);
+  l.store = store_base;
+  return l;
+}
+
+cr::Descriptor load_desc(const HostLayer& l) {
+  cr::Descriptor d;
+  d.op = cr::Op::kLoad;
+  d.cell = l.cfg.cell == engine::Cell::kLstm ? cr::Cell::kLstm : cr::Cell::kGru;
+  d.bank = static_cast<uint8_t>(l.bank);
+  d.hidden = static_cast<uint16_t>(l.cfg.hidden);
+  d.addr0 = l.weights;
+  d.len0 = l.weight_bytes;
+  return d;
+}
+
+cr::Descriptor run_desc(const HostLayer& l, bool bw) {
+  cr::Descriptor d;
+  d.op = bw ? cr::Op::kBackward : cr::Op::kForward;
+  d.cell = l.cfg.cell == engine::Cell::kLstm ? cr::Cell::kLstm : cr::Cell::kGru;
+  d.bank = static_cast<uint8_t>(l.bank);
+  d.hidden = static_cast<uint16_t>(l.cfg.hidden);
+  d.batch = static_cast<uint16_t>(l.cfg.batch);
+  d.steps = static_cast<uint16_t>(l.cfg.steps);
+  d.addr0 = l.lengths;
+  d.in_addr = bw ? l.dh : l.xp;
+  d.out_addr = bw ? l.delta : l.h;
+  d.state_in_addr = bw ? l.carry : l.si_fw;
+  d.state_out_addr = bw ? l.so_bw : l.so_fw;
+  d.store_base = l.store;
+  d.store_size = static_cast<uint64_t>(l.cfg.packed_steps()) * l.cfg.hidden * 32;
+  return d;
+}
+
+void expect_equal(CoreHarness& hx, const std::string& what, const std::vector<uint32_t>& expected,
+                  uint64_t addr) {
+  const auto got = hx.host().read_words(addr, expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    if (got[i] != expected[i]) {
+      hx.tb().fail(what + " not bit-exact: word " + std::to_string(i) + " of " + std::to_string(expected.size()) +
+                   " is 0x" + CoreHarness::hex(got[i]) + ", expected 0x" + CoreHarness::hex(expected[i]));
+    }
+  }
+}
+
+void expect_layer(CoreHarness& hx, const HostLayer& l, const std::string& ctx) {
+  expect_equal(hx, ctx + ": h", l.fw.h, l.h);
+  expect_equal(hx, ctx + ": FW final state", l.fw.state_out, l.so_fw);
+  expect_equal(hx, ctx + ": delta", l.bw.delta, l.delta);
+  expect_equal(hx, ctx + ": dh0/dc0", l.bw.state_out, l.so_bw);
+}
+
+uint64_t budget(const engine::Config& c) {
+  return 400000 + 4000ull * c.steps * c.batch * c.hidden * engine::gates(c.cell);
+}
+
+// A fresh random layer (LOAD, FW, BW) submitted and checked: the core works.
+void run_one_layer(CoreHarness& hx, const std::string& ctx, uint64_t store_base = 0x10000) {
+  const auto cfg = random_config(hx.rng(), hx.params(), hx.rng().chance(0.5) ? engine::Cell::kLstm
+                                                                             : engine::Cell::kGru);
+  HostLayer l = place_layer(hx, cfg, static_cast<int>(hx.rng().range(0, hx.params().num_banks - 1)), store_base);
+  hx.push(load_desc(l));
+  hx.push(run_desc(l, false));
+  hx.push(run_desc(l, true));
+  hx.ring_doorbell();
+  if (!hx.wait_done(hx.tail(), budget(cfg), ctx)) hx.tb().fail(ctx + ": halted: " + hx.fault().describe());
+  expect_layer(hx, l, ctx);
+}
+
+// ------------------------------------------------------------ layers suite
+void suite_layers(CoreHarness& hx, int count) {
+  hx.setup_ring();
+  uint64_t descs = 0;
+  for (int n = 0; n < count; ++n) {
+    const auto c1 = random_config(hx.rng(), hx.params(), (n % 2) ? engine::Cell::kGru : engine::Cell::kLstm);
+    const auto c2 = random_config(hx.rng(), hx.params(), (n % 2) ? engine::Cell::kLstm : engine::Cell::kGru);
+    const int b1 = 0, b2 = hx.params().num_banks > 1 ? 1 : 0;
+    HostLayer l1 = place_layer(hx, c1, b1, 0x10000);
+    HostLayer l2 = place_layer(hx, c2, b2, 0x800000);
+    hx.push(load_desc(l1));
+    if (b2 != b1) hx.push(load_desc(l2));
+    hx.push(run_desc(l1, false));
+    hx.push(run_desc(l1, true));
+    if (b2 == b1) hx.push(load_desc(l2));
+    hx.push(run_desc(l2, false));
+    hx.push(run_desc(l2, true));
+    descs += 6;
+    hx.ring_doorbell();
+    const std::string ctx = "layers #" + std::to_string(n) + " (" + engine::cell_name(c1.cell) + " H" +
+                            std::to_string(c1.hidden) + " B" + std::to_string(c1.batch) + " T" +
+                            std::to_string(c1.steps) + ", " + engine::cell_name(c2.cell) + " H" +
+                            std::to_string(c2.hidden) + " B" + std::to_string(c2.batch) + " T" +
+                            std::to_string(c2.steps) + ")";
+    if (!hx.wait_done(hx.tail(), budget(c1) + budget(c2), ctx)) hx.tb().fail(ctx + ": halted: " + hx.fault().describe());
+    expect_layer(hx, l1, ctx + " layer 1");
+    expect_layer(hx, l2, ctx + " layer 2");
+    std::cout << ctx << ": bit-exact" << std::endl;
+  }
+  // Counters count what happened.
+  hx.wait_idle(100000, "layers");
+  const uint64_t done = hx.rd64(cr::kRegCntDescDone);
+  if (done != descs) hx.tb().fail("CNT_DESC_DONE " + std::to_string(done) + ", expected " + std::to_string(descs));
+  if (hx.rd(cr::kRegRingDone) != hx.tail()) hx.tb().fail("RING_DONE differs from the tail");
+  const uint64_t rd_bytes = hx.rd64(cr::kRegCntHostRdBytes), wr_bytes = hx.rd64(cr::kRegCntHostWrBytes);
+  if (rd_bytes != hx.host().stats().read_beats * 64)
+    hx.tb().fail("CNT_HOST_RD_BYTES " + std::to_string(rd_bytes) + " != beats the memory served x 64");
+  if (wr_bytes != hx.host().stats().write_bytes)
+    hx.tb().fail("CNT_HOST_WR_BYTES " + std::to_string(wr_bytes) + " != bytes the memory stored");
+  if (hx.rd64(cr::kRegCntCardWrBytes) != hx.card().stats().write_bytes)
+    hx.tb().fail("CNT_CARD_WR_BYTES differs from the card memory's count");
+  if (hx.rd64(cr::kRegCntMacs) == 0) hx.tb().fail("CNT_MACS is 0 after layers ran");
+  std::cout << "layers: " << count << " pairs, " << descs << " descriptors, host bytes read " << rd_bytes
+            << ", written " << wr_bytes << ", MACs " << hx.rd64(cr::kRegCntMacs) << std::endl;
+}
+
+// ------------------------------------------------------------ faults suite
+struct FaultCase {
+  std::string name;
+  cr::Error error;
+  cr::FaultKind kind;
+  // Sets up the fault around a placed layer and pushes descriptors; returns
+  // the fault address expected (or ~0 when any).
+  std::function<uint64_t(CoreHarness&, HostLayer&)> arm;
+  int stream = -1;  // the stream the fault log must name (-1: not checked)
+};
+
+void expect_fault(CoreHarness& hx, const FaultCase& fc, uint64_t addr, const std::string& ctx) {
+  hx.wait_halted(2'000'000, ctx);
+  const auto f = hx.fault();
+  if (f.error != static_cast<uint32_t>(fc.error) || f.kind != static_cast<uint32_t>(fc.kind) ||
+      (addr != ~0ull && f.addr != addr) || (fc.stream >= 0 && f.stream != static_cast<uint32_t>(fc.stream))) {
+    hx.tb().fail(ctx + ": got " + f.describe() + "; expected error " + cr::to_string(fc.error) + ", kind " +
+                 cr::to_string(fc.kind) + (addr != ~0ull ? ", addr 0x" + CoreHarness::hex(addr) : "") +
+                 (fc.stream >= 0 ? ", stream " + std::to_string(fc.stream) : ""));
+  }
+  // The error interrupt: requested (CTRL.irq_error_en is set), acknowledged, cleared.
+  if (!(hx.dut().irq_req_o & 2)) hx.tb().fail(ctx + ": no error interrupt requested");
+  hx.dut().irq_ack_i = 2;
+  hx.tb().tick();
+  hx.dut().irq_ack_i = 0;
+  hx.tb().tick();
+  if (hx.dut().irq_req_o & 2) hx.tb().fail(ctx + ": error interrupt still requested after its acknowledge");
+  hx.wr(cr::kRegIrqStatus, 2);
+  std::cout << ctx << ": " << f.describe() << std::endl;
+}
+
+void suite_faults(CoreHarness& hx, int rounds) {
+  hx.setup_ring(cr::kCtrlIrqErrorEnMask);
+  auto layer = [&](CoreHarness& h) {
+    const auto cfg = random_config(h.rng(), h.params(), h.rng().chance(0.5) ? engine::Cell::kLstm
+                                                                           : engine::Cell::kGru);
+    return place_layer(h, cfg, 0, 0x10000);
+  };
+  std::vector<FaultCase> cases = {
+      {"unknown op", cr::Error::kDescOp, cr::FaultKind::kDescOp,
+       [](CoreHarness& h, HostLayer& l) {
+         auto w = run_desc(l, false).encode();
+         w[0] = (w[0] & ~0xffu) | static_cast<uint32_t>(h.rng().range(6, 255));
+         h.push_words(w);
+         return ~0ull;
+       }},
+      {"reserved bit", cr::Error::kDescField, cr::FaultKind::kDescField,
+       [](CoreHarness& h, HostLayer& l) {
+         auto w = load_desc(l).encode();
+         w[31] |= 1u << h.rng().range(0, 31);  // word 31 is unused by every op
+         h.push_words(w);
+         return ~0ull;
+       }},
+      {"xp outside windows", cr::Error::kWindow, cr::FaultKind::kWindowRead,
+       [](CoreHarness& h, HostLayer& l) {
+         h.push(load_desc(l));
+         auto d = run_desc(l, false);
+         d.in_addr = 0x1000;  // no window covers it
+         h.push(d);
+         return uint64_t{0x1000};
+       },
+       static_cast<int>(cr::Stream::kXp)},
+      {"h into a read-only window", cr::Error::kWindow, cr::FaultKind::kWindowWrite,
+       [](CoreHarness& h, HostLayer& l) {
+         const uint64_t ro = 0x7000'0000ull;
+         h.set_window(1, ro, 1 << 20, true, false);
+         h.host().add_region(ro, 1 << 20, CoreHarness::Mem::Access::kReadWrite);
+         h.push(load_desc(l));
+         auto d = run_desc(l, false);
+         d.out_addr = ro;
+         h.push(d);
+         return ro;
+       },
+       static_cast<int>(cr::Stream::kH)},
+      {"xp straddles the window's end", cr::Error::kWindow, cr::FaultKind::kWindowRead,
+       [](CoreHarness& h, HostLayer& l) {
+         const uint64_t edge = 0x7100'0000ull;
+         h.set_window(2, edge, 4096, true, true);
+         h.host().add_region(edge, 8192, CoreHarness::Mem::Access::kReadWrite);
+         h.push(load_desc(l));
+         auto d = run_desc(l, false);
+         d.in_addr = edge + 4096 - 4;  // one word inside, the rest beyond
+         h.push(d);
+         return edge + 4096 - 4;
+       }},
+      {"SLVERR on an xp read", cr::Error::kBus, cr::FaultKind::kBusReadSlverr,
+       [](CoreHarness& h, HostLayer& l) {
+         // xp alone in its page, the error on a random beat of it.
+         l.xp = h.alloc_words(l.lc.xp, 4096);
+         const uint64_t beats = (l.lc.xp.size() * 4 + 63) / 64;
+         const uint64_t at = l.xp + static_cast<uint64_t>(h.rng().range(0, static_cast<long long>(beats) - 1)) * 64;
+         h.host().inject_error(at, at + 4, AxiResp::kSlvErr, 1, CoreHarness::Mem::Dir::kRead);
+         h.push(load_desc(l));
+         h.push(run_desc(l, false));
+         return ~0ull;  // the reader names the failing burst's address
+       },
+       static_cast<int>(cr::Stream::kXp)},
+      {"DECERR on an h write", cr::Error::kBus, cr::FaultKind::kBusWriteDecerr,
+       [](CoreHarness& h, HostLayer& l) {
+         // h alone in its page (no other stream shares the failing beat), the error on a random word.
+         l.h = h.alloc(l.fw.h.size() * 4, 4096);
+         const uint64_t at = l.h + 4 * static_cast<uint64_t>(h.rng().range(0, static_cast<long long>(l.fw.h.size()) - 1));
+         h.host().inject_error(at, at + 4, AxiResp::kDecErr, 1, CoreHarness::Mem::Dir::kWrite);
+         h.push(load_desc(l));
+         h.push(run_desc(l, false));
+         return ~0ull;
+       },
+       static_cast<int>(cr::Stream::kH)},
+      {"SLVERR on a weight read", cr::Error::kBus, cr::FaultKind::kBusReadSlverr,
+       [](CoreHarness& h, HostLayer& l) {
+         const uint64_t at = l.weights + (static_cast<uint64_t>(h.rng().range(0, l.weight_bytes / 64 - 1)) * 64);
+         h.host().inject_error(at, at + 64, AxiResp::kSlvErr, 1, CoreHarness::Mem::Dir::kRead);
+         h.push(load_desc(l));
+         return ~0ull;
+       },
+       static_cast<int>(cr::Stream::kWeights)},
+      {"SLVERR on the gate store", cr::Error::kBus, cr::FaultKind::kBusWriteSlverr,
+       [](CoreHarness& h, HostLayer& l) {
+         h.card().inject_error(l.store, l.store + 64, AxiResp::kSlvErr, 1, CoreHarness::Mem::Dir::kWrite);
+         h.push(load_desc(l));
+         h.push(run_desc(l, false));
+         return ~0ull;
+       },
+       static_cast<int>(cr::Stream::kGateStore)},
+      {"misaligned xp", cr::Error::kAlign, cr::FaultKind::kAlign,
+       [](CoreHarness& h, HostLayer& l) {
+         auto d = run_desc(l, false);
+         d.in_addr += 2;
+         h.push(d);
+         return ~0ull;
+       }},
+      {"length above T", cr::Error::kBadLength, cr::FaultKind::kDescField,
+       [](CoreHarness& h, HostLayer& l) {
+         h.host().write_words(l.lengths, {static_cast<uint32_t>(l.cfg.steps + 1)});
+         h.push(load_desc(l));
+         h.push(run_desc(l, false));
+         return l.lengths;
+       },
+       static_cast<int>(cr::Stream::kLengths)},
+      {"watchdog (xp never gated open)", cr::Error::kTimeout, cr::FaultKind::kTimeout,
+       [](CoreHarness& h, HostLayer& l) {
+         h.wr(cr::kRegStepDoorbell(3), 0);
+         h.push(load_desc(l));
+         auto d = run_desc(l, false);
+         d.gate_enable = true;
+         d.gate_select = 3;
+         d.watchdog = 2000;
+         h.push(d);
+         return ~0ull;
+       },
+       static_cast<int>(cr::Stream::kXp)},
+      {"BACKWARD without its FORWARD", cr::Error::kNoForward, cr::FaultKind::kEngine,
+       [](CoreHarness& h, HostLayer& l) {
+         h.push(load_desc(l));
+         auto d = run_desc(l, true);
+         d.store_base += 0x100000;  // not where a forward stored
+         h.push(d);
+         return ~0ull;
+       }},
+  };
+  for (int r = 0; r < rounds; ++r) {
+    for (const auto& fc : cases) {
+      const std::string ctx = "faults round " + std::to_string(r) + ": " + fc.name;
+      HostLayer l = layer(hx);
+      const uint64_t addr = fc.arm(hx, l);
+      hx.ring_doorbell();
+      expect_fault(hx, fc, addr, ctx);
+      hx.host().clear_errors();
+      hx.card().clear_errors();
+      hx.soft_reset();
+      run_one_layer(hx, ctx + ", then a layer after soft reset");
+    }
+    // CTRL.abort while a layer runs, at a random point.
+    {
+      const std::string ctx = "faults round " + std::to_string(r) + ": CTRL.abort";
+      HostLayer l = layer(hx);
+      hx.push(load_desc(l));
+      hx.push(run_desc(l, false));
+      hx.ring_doorbell();
+      const int wait = static_cast<int>(hx.rng().range(0, 3000));
+      for (int i = 0; i < wait; ++i) hx.tb().tick();
+      hx.wr(cr::kRegCtrl, hx.rd(cr::kRegCtrl) | 2u);
+      FaultCase fc{"abort", cr::Error::kAborted, cr::FaultKind::kAbort, {}};
+      expect_fault(hx, fc, ~0ull, ctx);
+      hx.soft_reset();
+      run_one_layer(hx, ctx + ", then a layer after soft reset");
+    }
+  }
+  // A bad ring size halts with ERR_RING; fixing it and a soft reset recover.
+  hx.wr(cr::kRegRingSize, 12);
+  HostLayer l = layer(hx);
+  hx.push(load_desc(l));
+  hx.ring_doorbell();
+  expect_fault(hx, {"ring", cr::Error::kRing, cr::FaultKind::kRing, {}}, ~0ull, "faults: ring size 12");
+  hx.wr(cr::kRegRingSize, CoreHarness::kRingEntries);
+  hx.soft_reset();
+  run_one_layer(hx, "faults: a layer after the ring was fixed");
+}
+
+// ------------------------------------------------------------ signal suite
+void suite_signal(CoreHarness& hx) {
+  hx.setup_ring(cr::kCtrlIrqDoneEnMask);
+  // WAIT on doorbell 1 for value 5; the "GPU" writes 3, then 5, late.
+  hx.wr(cr::kRegStepDoorbell(1), 0);
+  cr::Descriptor w;
+  w.op = cr::Op::kWait;
+  w.gate_select = 1;
+  w.value = 5;
+  hx.push(w);
+  cr::Descriptor nop;
+  nop.op = cr::Op::kNop;
+  hx.push(nop);
+  const uint64_t flag = hx.alloc(4);
+  cr::Descriptor s;
+  s.op = cr::Op::kSignal;
+  s.addr0 = flag;
+  s.value = 0xc0ffee;
+  s.irq = true;
+  hx.push(s);
+  hx.ring_doorbell();
+  for (int i = 0; i < 2000; ++i) hx.tb().tick();
+  if (hx.host().read_words(flag, 1)[0] == 0xc0ffee) hx.tb().fail("signal: SIGNAL ran before its WAIT was met");
+  hx.wr(cr::kRegStepDoorbell(1), 3);
+  for (int i = 0; i < 2000; ++i) hx.tb().tick();
+  if (hx.host().read_words(flag, 1)[0] == 0xc0ffee) hx.tb().fail("signal: WAIT met at 3 < 5");
+  hx.wr(cr::kRegStepDoorbell(1), 5);
+  if (!hx.wait_done(hx.tail(), 100000, "signal: WAIT + SIGNAL")) hx.tb().fail("signal: halted");
+  if (hx.host().read_words(flag, 1)[0] != 0xc0ffee) hx.tb().fail("signal: SIGNAL value not written");
+  // The completion interrupt: requested, acknowledged, cleared.
+  for (int i = 0; i < 2000 && !(hx.dut().irq_req_o & 1); ++i) hx.tb().tick();
+  if (!(hx.dut().irq_req_o & 1)) hx.tb().fail("signal: no completion interrupt after SIGNAL with irq");
+  hx.dut().irq_ack_i = 1;
+  hx.tb().tick();
+  hx.dut().irq_ack_i = 0;
+  hx.tb().tick();
+  if (hx.dut().irq_req_o & 1) hx.tb().fail("signal: interrupt still requested after its acknowledge");
+  hx.wr(cr::kRegIrqStatus, 1);
+  if (hx.rd(cr::kRegIrqStatus) & 1) hx.tb().fail("signal: IRQ_STATUS.done not cleared by writing 1");
+
+  // WAIT on a polled word in host memory.
+  const uint64_t word = hx.alloc(4);
+  hx.host().write_words(word, {0});
+  cr::Descriptor wp;
+  wp.op = cr::Op::kWait;
+  wp.addr0 = word;
+  wp.value = 2;
+  hx.push(wp);
+  hx.ring_doorbell();
+  for (int i = 0; i < 3000; ++i) hx.tb().tick();
+  if (hx.rd(cr::kRegRingDone) == hx.tail()) hx.tb().fail("signal: polled WAIT completed before the word reached 2");
+  hx.host().write_words(word, {2});
+  if (!hx.wait_done(hx.tail(), 100000, "signal: polled WAIT")) hx.tb().fail("signal: halted on polled WAIT");
+
+  // FORWARD gated per step on doorbell 0; the GPU publishes steps late and at
+  // random; progress every 2 steps; then BACKWARD gated on a polled word.
+  for (int n = 0; n < 3; ++n) {
+    auto cfg = random_config(hx.rng(), hx.params(), n % 2 ? engine::Cell::kGru : engine::Cell::kLstm);
+    cfg.steps = static_cast<int>(hx.rng().range(3, 6));
+    for (auto& len : cfg.lengths) len = static_cast<int>(hx.rng().range(1, cfg.steps));
+    cfg.lengths[0] = cfg.steps;
+    HostLayer l = place_layer(hx, cfg, 0, 0x10000);
+    const uint64_t progress = hx.alloc(4), bw_progress = hx.alloc(4), gate_word = hx.alloc(4);
+    hx.host().write_words(progress, {0xffffffffu});
+    hx.host().write_words(bw_progress, {0xffffffffu});
+    hx.host().write_words(gate_word, {0});
+    hx.wr(cr::kRegStepDoorbell(0), 0);
+    hx.push(load_desc(l));
+    auto f = run_desc(l, false);
+    f.gate_enable = true;
+    f.gate_select = 0;
+    f.progress_every = 2;
+    f.progress_addr = progress;
+    hx.push(f);
+    auto b = run_desc(l, true);
+    b.gate_enable = true;
+    b.gate_poll = true;
+    b.gate_addr = gate_word;
+    b.progress_every = 1;
+    b.progress_addr = bw_progress;
+    hx.push(b);
+    hx.ring_doorbell();
+    const std::string ctx = "signal: gated layer " + std::to_string(n);
+    // The GPU side: publishes xp steps one at a time at random intervals and
+    // checks that h never runs ahead of what it published.
+    uint32_t published = 0, bw_published = 0, last_progress = 0;
+    for (uint64_t c = 0;; ++c) {
+      if (c > budget(cfg) * 4) hx.tb().fail(ctx + ": not done");
+      if (published < static_cast<uint32_t>(cfg.steps) && hx.rng().chance(0.002)) {
+        hx.wr(cr::kRegStepDoorbell(0), ++published);
+      }
+      if (bw_published < static_cast<uint32_t>(cfg.steps) && hx.rng().chance(0.002)) {
+        hx.host().write_words(gate_word, {++bw_published});
+      }
+      if ((c & 127) == 0) {
+        const uint32_t p = hx.host().read_words(progress, 1)[0];
+        if (p != 0xffffffffu) {
+          if (p > published) hx.tb().fail(ctx + ": progress " + std::to_string(p) + " ahead of " +
+                                          std::to_string(published) + " steps published");
+          if (p < last_progress) hx.tb().fail(ctx + ": progress went backwards");
+          last_progress = p;
+        }
+        const uint32_t done = hx.host().read_words(hx.wb_addr(), 1)[0];
+        if (done != 0xffffffffu && static_cast<int32_t>(done - hx.tail()) >= 0) break;
+        if (hx.dut_halted()) hx.tb().fail(ctx + ": halted: " + hx.fault().describe());
+      }
+      hx.tb().tick();
+    }
+    const int maxlen = *std::max_element(cfg.lengths.begin(), cfg.lengths.end());
+    if (hx.host().read_words(progress, 1)[0] != static_cast<uint32_t>(maxlen))
+      hx.tb().fail(ctx + ": final FW progress " + std::to_string(hx.host().read_words(progress, 1)[0]) +
+                   ", expected " + std::to_string(maxlen));
+    if (hx.host().read_words(bw_progress, 1)[0] != static_cast<uint32_t>(maxlen))
+      hx.tb().fail(ctx + ": final BW progress wrong");
+    if (hx.rd64(cr::kRegCntStallGate) == 0) hx.tb().fail(ctx + ": CNT_STALL_GATE is 0 with late doorbells");
+    expect_layer(hx, l, ctx);
+    std::cout << ctx << ": bit-exact, progress " << maxlen << " steps" << std::endl;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return run_main(argc, argv, "tb_core", [](const Options& opt) {
+    opt.allow({"suite", "count"});
+    const std::string suite = opt.get_string("suite", "layers");
+    CoreHarness hx(opt, "tb_core_" + suite);
+    // ID first: the driver's identity check.
+    if (hx.rd(cr::kRegId) != cr::kIdValue) hx.tb().fail("ID register is not the FARNN magic");
+    if (suite == "layers") {
+      suite_layers(hx, static_cast<int>(opt.get_int("count", 3)));
+    } else if (suite == "faults") {
+      suite_faults(hx, static_cast<int>(opt.get_int("count", 1)));
+    } else if (suite == "signal") {
+      suite_signal(hx);
+    } else {
+      throw std::invalid_argument("unknown --suite " + suite + " (layers, faults, signal)");
+    }
+    std::cout << "tb_core " << suite << ": " << hx.tb().cycle() << " cycles" << std::endl;
+  });
+}
