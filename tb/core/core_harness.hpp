@@ -140,6 +140,8 @@ class CoreHarness {
     wr(cr::kRegCtrl, (1u << 16) | irq_enables);
   }
   uint64_t wb_addr() const { return wb_; }
+  // Where the next pushed descriptor goes.
+  uint64_t next_desc_addr() const { return ring_ + uint64_t{tail_ % kRingEntries} * cr::kDescBytes; }
   uint32_t tail() const { return tail_; }
 
   // Writes a descriptor at the tail (raw words allow malformed ones).

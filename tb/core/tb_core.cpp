@@ -7,8 +7,11 @@
 //   --suite faults   each fault class at random points, then soft reset and a
 //                    bit-exact layer: unknown op, reserved bit, window read /
 //                    write / straddle refusals, SLVERR/DECERR on host reads
-//                    and writes and on the card, misaligned address, bad
-//                    length, watchdog, CTRL.abort, bad ring size;
+//                    (descriptor, xp, weights) and writes (h, write-back) and
+//                    on the card (gate-store write and read), misaligned
+//                    address, bad length, watchdog, BACKWARD without its
+//                    FORWARD, CTRL.abort, bad ring size; each with the error
+//                    interrupt;
 //   --suite signal   WAIT on a doorbell written late, WAIT on a polled word,
 //                    SIGNAL, FORWARD gated per step on a doorbell written late
 //                    and at random by a simulated GPU, progress words, the
@@ -300,7 +303,8 @@ void suite_faults(CoreHarness& hx, int rounds) {
        static_cast<int>(cr::Stream::kH)},
       {"SLVERR on a weight read", cr::Error::kBus, cr::FaultKind::kBusReadSlverr,
        [](CoreHarness& h, HostLayer& l) {
-         const uint64_t at = l.weights + (static_cast<uint64_t>(h.rng().range(0, l.weight_bytes / 64 - 1)) * 64);
+         const long long beats = (l.weight_bytes + 63) / 64;
+         const uint64_t at = l.weights + static_cast<uint64_t>(h.rng().range(0, beats - 1)) * 64;
          h.host().inject_error(at, at + 64, AxiResp::kSlvErr, 1, CoreHarness::Mem::Dir::kRead);
          h.push(load_desc(l));
          return ~0ull;
@@ -314,6 +318,32 @@ void suite_faults(CoreHarness& hx, int rounds) {
          return ~0ull;
        },
        static_cast<int>(cr::Stream::kGateStore)},
+      {"DECERR on a descriptor fetch", cr::Error::kBus, cr::FaultKind::kBusReadDecerr,
+       [](CoreHarness& h, HostLayer& l) {
+         const uint64_t at = h.next_desc_addr() + 64 * static_cast<uint64_t>(h.rng().range(0, 1));
+         h.host().inject_error(at, at + 4, AxiResp::kDecErr, 1, CoreHarness::Mem::Dir::kRead);
+         h.push(load_desc(l));
+         return ~0ull;
+       },
+       static_cast<int>(cr::Stream::kDesc)},
+      {"SLVERR on a gate-store read", cr::Error::kBus, cr::FaultKind::kBusReadSlverr,
+       [](CoreHarness& h, HostLayer& l) {
+         const uint64_t records = static_cast<uint64_t>(l.cfg.packed_steps()) * l.cfg.hidden;
+         const uint64_t at = l.store + 32 * static_cast<uint64_t>(h.rng().range(0, static_cast<long long>(records) - 1));
+         h.card().inject_error(at, at + 4, AxiResp::kSlvErr, 1, CoreHarness::Mem::Dir::kRead);
+         h.push(load_desc(l));
+         h.push(run_desc(l, false));
+         h.push(run_desc(l, true));
+         return ~0ull;
+       },
+       static_cast<int>(cr::Stream::kGateStore)},
+      {"SLVERR on the completion write-back", cr::Error::kBus, cr::FaultKind::kBusWriteSlverr,
+       [](CoreHarness& h, HostLayer& l) {
+         h.host().inject_error(h.wb_addr(), h.wb_addr() + 4, AxiResp::kSlvErr, 1, CoreHarness::Mem::Dir::kWrite);
+         h.push(load_desc(l));
+         return h.wb_addr();
+       },
+       static_cast<int>(cr::Stream::kSignal)},
       {"misaligned xp", cr::Error::kAlign, cr::FaultKind::kAlign,
        [](CoreHarness& h, HostLayer& l) {
          auto d = run_desc(l, false);
