@@ -25,54 +25,32 @@ using nlohmann::json;
 
 namespace {
 
-struct Snapshot {
-  uint64_t macs, st_in, st_out, st_dep, st_store, st_gate, host_rd, host_wr, card_rd, card_wr;
-};
-
-Snapshot snapshot(CoreHarness& hx) {
-  return {hx.rd64(cr::kRegCntMacs),         hx.rd64(cr::kRegCntStallInput),   hx.rd64(cr::kRegCntStallOutput),
-          hx.rd64(cr::kRegCntStallDep),     hx.rd64(cr::kRegCntStallStore),   hx.rd64(cr::kRegCntStallGate),
-          hx.rd64(cr::kRegCntHostRdBytes),  hx.rd64(cr::kRegCntHostWrBytes), hx.rd64(cr::kRegCntCardRdBytes),
-          hx.rd64(cr::kRegCntCardWrBytes)};
-}
-
 // Runs one descriptor; returns its JSON record (cycles: doorbell to completion word).
 json run_phase(CoreHarness& hx, const cr::Descriptor& d, uint64_t engine_cycles, int num_pe, double clock_hz) {
   hx.wait_idle(1'000'000, "bench: before a phase");
-  const Snapshot a = snapshot(hx);
+  const CoreHarness::Counters a = hx.counters();
   hx.host().reset_stats();
-  hx.push(d);
-  hx.ring_doorbell();
-  const uint64_t start = hx.tb().cycle();
-  for (;;) {
-    const uint32_t done = hx.host().read_words(hx.wb_addr(), 1)[0];
-    if (done != 0xffffffffu && static_cast<int32_t>(done - hx.tail()) >= 0) break;
-    if (hx.tb().cycle() - start > 50'000'000) hx.tb().fail("bench: phase did not complete");
-    hx.tb().tick();
-  }
-  const uint64_t cycles = hx.tb().cycle() - start;
-  hx.wait_idle(1'000'000, "bench: after a phase");
-  const Snapshot b = snapshot(hx);
+  const uint64_t cycles = hx.run_timed(d, 50'000'000, "bench: phase");
+  const CoreHarness::Counters b = hx.counters();
   const uint64_t macs = b.macs - a.macs;
-  json j{{"cycles", cycles},
-         {"engine_alone_cycles", engine_cycles},
-         {"shell_overhead_cycles", static_cast<int64_t>(cycles) - static_cast<int64_t>(engine_cycles)},
-         {"projected_us", static_cast<double>(cycles) / clock_hz * 1e6},
-         {"macs", macs},
-         {"mac_utilization", static_cast<double>(macs) / (static_cast<double>(num_pe) * static_cast<double>(cycles))},
-         {"stall_cycles",
-          {{"input", b.st_in - a.st_in},
-           {"output", b.st_out - a.st_out},
-           {"dependency", b.st_dep - a.st_dep},
-           {"gate_store", b.st_store - a.st_store},
-           {"step_gate", b.st_gate - a.st_gate}}},
-         {"bytes",
-          {{"host_read", b.host_rd - a.host_rd},
-           {"host_write", b.host_wr - a.host_wr},
-           {"card_read", b.card_rd - a.card_rd},
-           {"card_write", b.card_wr - a.card_wr}}},
-         {"host_read_channel_busy", hx.host().stats().r_efficiency()}};
-  return j;
+  return json{{"cycles", cycles},
+              {"engine_alone_cycles", engine_cycles},
+              {"shell_overhead_cycles", static_cast<int64_t>(cycles) - static_cast<int64_t>(engine_cycles)},
+              {"projected_us", static_cast<double>(cycles) / clock_hz * 1e6},
+              {"macs", macs},
+              {"mac_utilization", static_cast<double>(macs) / (static_cast<double>(num_pe) * static_cast<double>(cycles))},
+              {"stall_cycles",
+               {{"input", b.st_in - a.st_in},
+                {"output", b.st_out - a.st_out},
+                {"dependency", b.st_dep - a.st_dep},
+                {"gate_store", b.st_store - a.st_store},
+                {"step_gate", b.st_gate - a.st_gate}}},
+              {"bytes",
+               {{"host_read", b.host_rd - a.host_rd},
+                {"host_write", b.host_wr - a.host_wr},
+                {"card_read", b.card_rd - a.card_rd},
+                {"card_write", b.card_wr - a.card_wr}}},
+              {"host_read_channel_busy", hx.host().stats().r_efficiency()}};
 }
 
 }  // namespace

@@ -212,6 +212,37 @@ class CoreHarness {
     return f;
   }
 
+  // The counters a benchmark or a speed check compares before and after a command.
+  struct Counters {
+    uint64_t macs, st_in, st_out, st_dep, st_store, st_gate, host_rd, host_wr, card_rd, card_wr;
+  };
+  Counters counters() {
+    return {rd64(cr::kRegCntMacs),        rd64(cr::kRegCntStallInput),  rd64(cr::kRegCntStallOutput),
+            rd64(cr::kRegCntStallDep),    rd64(cr::kRegCntStallStore),  rd64(cr::kRegCntStallGate),
+            rd64(cr::kRegCntHostRdBytes), rd64(cr::kRegCntHostWrBytes), rd64(cr::kRegCntCardRdBytes),
+            rd64(cr::kRegCntCardWrBytes)};
+  }
+
+  // Runs one descriptor alone and returns its cycles, from the doorbell write
+  // to the completion word in host memory (checked every cycle); the core is
+  // idle before and after. Fails on a halt or after max_cycles.
+  uint64_t run_timed(const cr::Descriptor& d, uint64_t max_cycles, const std::string& what) {
+    wait_idle(1'000'000, what + ": before");
+    push(d);
+    ring_doorbell();
+    const uint64_t start = tb_.cycle();
+    for (;;) {
+      const uint32_t done = host_->read_words(wb_, 1)[0];
+      if (done != 0xffffffffu && static_cast<int32_t>(done - tail_) >= 0) break;
+      if (tb_.cycle() - start > max_cycles) tb_.fail(what + ": not complete within " + std::to_string(max_cycles) + " cycles");
+      if (((tb_.cycle() - start) & 1023) == 1023 && dut_halted()) tb_.fail(what + ": halted: " + fault().describe());
+      tb_.tick();
+    }
+    const uint64_t cycles = tb_.cycle() - start;
+    wait_idle(1'000'000, what + ": after");
+    return cycles;
+  }
+
   // Soft reset and wait until it is over (bounded).
   void soft_reset(uint64_t max_cycles = 100000) {
     wr(cr::kRegCtrl, rd(cr::kRegCtrl) | 1u);

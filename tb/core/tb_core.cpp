@@ -15,14 +15,19 @@
 //   --suite signal   WAIT on a doorbell written late, WAIT on a polled word,
 //                    SIGNAL, FORWARD gated per step on a doorbell written late
 //                    and at random by a simulated GPU, progress words, the
-//                    completion interrupt and its acknowledge.
+//                    completion interrupt and its acknowledge;
+//   --suite speed    a full-size layer with DDR-like card latency and
+//                    backpressure: no gate-store stall, and the shell adds at
+//                    most a few host round trips per command (cycle checks).
 // Every wait has a cycle bound and fails with a named error.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <iostream>
 
 #include "core_harness.hpp"
+#include "farnn/engine_cycles.hpp"
 #include "layer_case.hpp"
 
 using namespace farnn;
@@ -539,6 +544,70 @@ void suite_signal(CoreHarness& hx) {
   }
 }
 
+// ------------------------------------------------------------- speed suite
+// Speed is a test: LOAD, FORWARD and BACKWARD of a full-size layer alone,
+// host reads answered after kHostLat cycles, card memory after kCardLat
+// cycles (250 ns at 300 MHz) with random backpressure on every card channel.
+// The gate store must never stall the engine (its prefetch covers the
+// latency), and the shell may add at most kRoundTrips host round trips plus
+// kSlack cycles to the engine's own schedule (the cycle model with ideal
+// streams) per command.
+void suite_speed(CoreHarness& hx) {
+  constexpr int kHostLat = 100, kCardLat = 75, kRoundTrips = 5, kSlack = 150;
+  Stress s;
+  s.read_latency_min = s.read_latency_max = kHostLat;
+  s.stall = 0.0;
+  s.reorder = false;
+  hx.set_stress(s);
+  CoreHarness::Mem::Timing card = hx.card().timing();
+  card.read_latency_min = card.read_latency_max = kCardLat;
+  card.write_latency_min = card.write_latency_max = kCardLat;
+  card.ar_stall = card.aw_stall = card.w_stall = 0.2;
+  card.r_gap = card.b_gap = 0.2;
+  hx.card().set_timing(card);
+  hx.setup_ring();
+  const CoreParams& p = hx.params();
+  engine::EngineTiming t;
+  t.num_pe = p.num_pe;
+  t.mul_latency = FARNN_PARAM_MulLatency;
+  t.add_latency = FARNN_PARAM_AddLatency;
+  t.mem_latency = kCardLat;
+  t.fifo_depth = 1 << static_cast<int>(std::ceil(std::log2(2.0 * p.max_hidden)));
+  t.weight_lanes = p.weight_lanes;
+  for (engine::Cell cell : {engine::Cell::kLstm, engine::Cell::kGru}) {
+    engine::Config cfg;
+    cfg.cell = cell;
+    cfg.num_pe = p.num_pe;
+    cfg.hidden = engine::max_resident_hidden(cell, p.num_pe, p.weight_depth, p.max_hidden);
+    cfg.batch = p.max_batch;
+    cfg.steps = 12;
+    HostLayer l = place_layer(hx, cfg, 0, 0x10000);
+    const std::string ctx = std::string("speed: ") + engine::cell_name(cell) + " H" + std::to_string(cfg.hidden);
+    const uint64_t bound = kRoundTrips * kHostLat + kSlack;
+    struct Phase {
+      const char* name;
+      cr::Descriptor d;
+      uint64_t engine;
+    };
+    for (const Phase& ph : {Phase{"LOAD", load_desc(l), engine::load_cycles(cfg, t)},
+                            Phase{"FORWARD", run_desc(l, false), engine::forward_cycles(cfg, t)},
+                            Phase{"BACKWARD", run_desc(l, true), engine::backward_cycles(cfg, t)}}) {
+      const auto a = hx.counters();
+      const uint64_t cycles = hx.run_timed(ph.d, 10 * ph.engine + 100000, ctx + " " + ph.name);
+      const auto b = hx.counters();
+      std::cout << ctx << " " << ph.name << ": " << cycles << " cycles, engine alone " << ph.engine
+                << ", gate-store stalls " << b.st_store - a.st_store << std::endl;
+      if (cycles > ph.engine + bound)
+        hx.tb().fail(ctx + " " + ph.name + ": " + std::to_string(cycles) + " cycles, more than the engine's " +
+                     std::to_string(ph.engine) + " + " + std::to_string(bound));
+      if (b.st_store != a.st_store)
+        hx.tb().fail(ctx + " " + ph.name + ": the gate store stalled the engine for " +
+                     std::to_string(b.st_store - a.st_store) + " cycles");
+    }
+    expect_layer(hx, l, ctx);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -554,8 +623,10 @@ int main(int argc, char** argv) {
       suite_faults(hx, static_cast<int>(opt.get_int("count", 1)));
     } else if (suite == "signal") {
       suite_signal(hx);
+    } else if (suite == "speed") {
+      suite_speed(hx);
     } else {
-      throw std::invalid_argument("unknown --suite " + suite + " (layers, faults, signal)");
+      throw std::invalid_argument("unknown --suite " + suite + " (layers, faults, signal, speed)");
     }
     std::cout << "tb_core " << suite << ": " << hx.tb().cycle() << " cycles" << std::endl;
   });
