@@ -10,6 +10,7 @@ rtl/prim/prim_ram_1r1w.sv
 rtl/prim/prim_delay.sv
 rtl/prim/prim_delay_rst.sv
 rtl/prim/prim_fifo.sv
+rtl/prim/prim_rr_pick.sv
 // --- fp ---
 rtl/fp/fp_pipe_stage.sv
 rtl/fp/fp_add.sv

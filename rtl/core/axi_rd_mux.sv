@@ -49,30 +49,19 @@ module axi_rd_mux #(
   localparam int unsigned ArWidth   = IdWidth + 64 + 8 + 3 + 2;
 
   logic [PortWidth-1:0] last_q, last_d;  // port granted last
-  logic [PortWidth-1:0] grant, first_req, next_req;
-  logic                 any_req, any_next, load;
+  logic [PortWidth-1:0] grant;
+  logic                 any_req, load;
   logic                 arvalid_q, arvalid_d;
   logic [ArWidth-1:0]   ar_q, ar_d;
 
   // Round robin: the first requesting port after the last granted one, else
   // the first requesting port.
-  always_comb begin
-    any_req = 1'b0;
-    any_next = 1'b0;
-    first_req = '0;
-    next_req = '0;
-    for (int i = NumPorts - 1; i >= 0; i--) begin
-      if (s_arvalid_i[i]) begin
-        any_req = 1'b1;
-        first_req = PortWidth'(i);
-        if (32'(i) > 32'(last_q)) begin
-          any_next = 1'b1;
-          next_req = PortWidth'(i);
-        end
-      end
-    end
-    grant = any_next ? next_req : first_req;
-  end
+  prim_rr_pick #(.N(NumPorts)) u_pick (
+    .req_i  (s_arvalid_i),
+    .last_i (last_q),
+    .any_o  (any_req),
+    .grant_o(grant)
+  );
 
   assign load = any_req && (!arvalid_q || m_axi_arready_i);
   always_comb begin
