@@ -144,6 +144,78 @@ def chain_link_depth(mod, num_pe, prefix=""):
     return best
 
 
+def module_base(name):
+    """The RTL name of a Yosys module: \\m, $paramod$<hash>\\m, $paramod\\m\\P=v..."""
+    parts = name.split("\\")
+    return parts[1] if name.startswith("$paramod\\") else parts[-1]
+
+
+def submodule_stats(workdir, b):
+    """Resources of the submodules a block keeps as hierarchy, per kind of
+    instance: flow.module_stats, except that a module the design holds in
+    several parameterizations (farnn_core's DMA movers) is reported per
+    variant, named after its instance through the block's `instances` entry
+    ({module: (parameter, {value: instance name})}), else after its
+    parameters; a variant instantiated n times counts n times ("(xn)")."""
+    txt = open(os.path.join(workdir, "stat.txt")).read()
+    bodies = {m.group(1): m.group(2) for m in
+              re.finditer(r"^=== (\S+) ===\s*$(.*?)(?=^=== |\Z)", txt, re.M | re.S)}
+    # Parameters of each derived module, from the Yosys log.
+    params = {}
+    log = open(os.path.join(workdir, "yosys.log"), errors="replace").read()
+    for m in re.finditer(r"derive mode using pre-parsed AST for module `\\(\S+)'\.\n"
+                         r"((?:Parameter \\\S+ = .*\n)*)Generating RTLIL representation for module `(\S+)'",
+                         log):
+        params[m.group(3)] = {k: flow.pint(v) for k, v in
+                              re.findall(r"Parameter \\(\S+) = (.*)", m.group(2))}
+    for n in bodies:
+        # A module Yosys re-derived ("Reprocessing module ...") carries its
+        # parameters in its name: $paramod\\dma_writer\\Id=32'00..01\\...
+        if n.startswith("$paramod\\") and n not in params:
+            params[n] = {}
+            for kv in n.split("\\")[2:]:
+                k, _, v = kv.partition("=")
+                v = v.split("'", 1)[-1]
+                params[n][k] = flow.pint(v) if v else v
+    # Instances of each module below the top.
+    children = {n: {t: int(c) for t, c in re.findall(r"^\s+(\S+)\s+(\d+)\s*$", body, re.M) if t in bodies}
+                for n, body in bodies.items()}
+    count = {}
+
+    def walk(n, k):
+        for c, j in children.get(n, {}).items():
+            count[c] = count.get(c, 0) + k * j
+            walk(c, k * j)
+    walk(b["top"], 1)
+    per = flow.module_stats(workdir)  # by base name: the last variant of each
+    out = {}
+    for base in b["submodules"]:
+        variants = sorted(n for n in bodies if module_base(n) == base and n in count)
+        found = {}
+        for n in variants:
+            label = base
+            if len(variants) > 1 or base in b.get("instances", {}):
+                key, names = b.get("instances", {}).get(base, (None, {}))
+                pv = params.get(n, {})
+                if key in pv and pv[key] in names:
+                    label = "%s %s" % (base, names[pv[key]])
+                else:
+                    label = "%s[%s]" % (base, ",".join("%s=%s" % kv for kv in sorted(pv.items())))
+            cells = [t for t, c in re.findall(r"^\s+(\S+)\s+(\d+)\s*$", bodies[n], re.M)
+                     for _ in range(int(c))]
+            r = flow.resources({"cells": {"c%d" % i: {"type": t, "connections": {}}
+                                          for i, t in enumerate(cells)}})
+            r["CARRY8_eq"] = (r["CARRY4"] + 1) // 2   # as flow.module_stats
+            if count[n] > 1:
+                label += " (x%d)" % count[n]
+                r = {k: (v * count[n] if isinstance(v, (int, float)) else v) for k, v in r.items()}
+            found[label] = r
+        out.update(sorted(found.items()))
+        if not variants and base in per:
+            out[base] = per[base]
+    return out
+
+
 def synth_block(name, outdir, do_eq=True, cycles=None, seed=1, fast_build=False):
     b = blocks.BLOCKS[name]
     wd = os.path.join(outdir, name)
@@ -160,8 +232,7 @@ def synth_block(name, outdir, do_eq=True, cycles=None, seed=1, fast_build=False)
     res = flow.resources(mod)
     rec["resources"] = res
     if b.get("submodules"):
-        per = flow.module_stats(wd)
-        rec["submodules"] = {m: per[m] for m in b["submodules"] if m in per}
+        rec["submodules"] = submodule_stats(wd, b)
     pre, mems = flow.parse_premap(wd)
     # -- checks
     latches = sum(v for k, v in pre.items() if "latch" in k.lower()) + res["LATCH"]
@@ -231,6 +302,11 @@ def fmt_res(r):
              r["MUXF"], r["DSP48E2"], r["RAMB36"], r["RAMB36E2"], r["RAMB18E2"], r["URAM"]))
 
 
+def fmt_short(r):
+    return ("LUT %7d (mem %5d)  FF %7d  CARRY8 %5d  DSP %4d  RAMB36 %6.1f  URAM %d" %
+            (r["LUT"], r["LUT_mem"], r["FF"], r["CARRY8_eq"], r["DSP48E2"], r["RAMB36"], r["URAM"]))
+
+
 def summary(recs):
     by = {r["block"]: r for r in recs if "resources" in r}
     s = {}
@@ -258,6 +334,34 @@ def summary(recs):
         s["pe_breakdown"] = parts
     if "engine" in by and by["engine"].get("submodules"):
         s["engine_parts"] = {m: {k: r[k] for k in keys} for m, r in by["engine"]["submodules"].items()}
+    # The shell: farnn_core minus its engine (in context, --large), and the
+    # sum of the shell's part blocks (default run), each at its count in
+    # farnn_core (blocks.SHELL_PARTS).
+    if "farnn_core" in by and "engine" in by["farnn_core"].get("submodules", {}):
+        sub = by["farnn_core"]["submodules"]
+        tot = by["farnn_core"]["resources"]
+        shell = {k: round(tot[k] - sub["engine"][k], 2) for k in keys}
+        parts = {m: {k: r[k] for k in keys} for m, r in sub.items() if m != "engine"}
+        parts["rest (farnn_core glue)"] = {k: round(shell[k] - sum(p[k] for p in parts.values()), 2)
+                                           for k in keys}
+        s["shell"] = {"total": shell, "engine": {k: sub["engine"][k] for k in keys},
+                      "farnn_core": {k: tot[k] for k in keys}, "parts": parts}
+    sp = {n: by[n] for n in blocks.SHELL_PARTS if n in by}
+    if sp:
+        tot = {k: round(sum(blocks.SHELL_PARTS[n] * r["resources"][k] for n, r in sp.items()), 2)
+               for k in keys}
+        lv = {n: r["depth"]["reg_to_reg"] for n, r in sp.items() if r["depth"].get("reg_to_reg")}
+        worst = max(lv, key=lambda n: (lv[n]["lut_levels"], lv[n]["ext_levels"])) if lv else None
+        s["shell_parts"] = {"total": tot,
+                            "blocks": {n: {k: r["resources"][k] for k in keys} for n, r in sp.items()},
+                            "missing": [n for n in blocks.SHELL_PARTS if n not in sp],
+                            "levels": {n: d["lut_levels"] for n, d in lv.items()},
+                            "worst_levels": {"block": worst, "lut_levels": lv[worst]["lut_levels"],
+                                             "ext_levels": lv[worst]["ext_levels"],
+                                             "end_net": lv[worst]["end_net"]} if worst else None}
+        if "engine" in by:
+            s["shell_parts"]["engine_plus_parts"] = {k: round(by["engine"]["resources"][k] + tot[k], 2)
+                                                     for k in keys}
     if "pe_block" in s or "pe_chain_per_pe" in s:
         per = s.get("pe_chain_per_pe", s.get("pe_block"))
         lvl = None
@@ -321,7 +425,29 @@ def write_report(outdir, recs, summ, total_s):
     if summ:
         L.append("Summary")
         for k, v in summ.items():
-            L.append("  %s: %s" % (k, json.dumps(v)))
+            if k not in ("shell", "shell_parts"):
+                L.append("  %s: %s" % (k, json.dumps(v)))
+        if "shell" in summ:
+            sh = summ["shell"]
+            L.append("  shell (farnn_core minus engine): " + fmt_short(sh["total"]))
+            L.append("    engine in farnn_core:          " + fmt_short(sh["engine"]))
+            for m, r in sh["parts"].items():
+                L.append("    %-30s %s" % (m + ":", fmt_short(r)))
+        if "shell_parts" in summ:
+            sp = summ["shell_parts"]
+            L.append("  shell parts total (%d part blocks%s): %s"
+                     % (len(sp["blocks"]), ", missing " + ",".join(sp["missing"]) if sp["missing"] else "",
+                        fmt_short(sp["total"])))
+            for m, r in sp["blocks"].items():
+                n = blocks.SHELL_PARTS[m]
+                L.append("    %-30s %s  levels %s" % ("%s%s:" % (m, " (x%d)" % n if n > 1 else ""),
+                                                     fmt_short(r), sp["levels"].get(m, "-")))
+            if sp.get("worst_levels"):
+                w = sp["worst_levels"]
+                L.append("    worst reg->reg depth of the parts: %d LUT levels (ext %.1f) in %s, end %s"
+                         % (w["lut_levels"], w["ext_levels"], w["block"], w["end_net"]))
+            if "engine_plus_parts" in sp:
+                L.append("    engine + shell parts:          " + fmt_short(sp["engine_plus_parts"]))
     L.append("")
     L.append("total run time %.1f s" % total_s)
     with open(os.path.join(outdir, "report.txt"), "w") as f:
