@@ -229,7 +229,7 @@ module dma_writer #(
     .in_ready_o (fifo_in_ready),
     .in_data_i  ({burst_end, beat_mask_q | (16'b1 << lane), merged}),
     .out_valid_o(fifo_out_valid),
-    .out_ready_i(((wb_q != '0) && m_axi_wready_i) || ((owed_q == '0) && (junk_q != '0))),
+    .out_ready_i(((wb_q != 0) && m_axi_wready_i) || ((owed_q == 0) && (junk_q != 0))),
     .out_data_o (fifo_out_data),
     .count_o    (fifo_count)
   );
