@@ -14,9 +14,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "core_harness.hpp"
-#include "farnn/engine_cycles.hpp"
-#include "layer_case.hpp"
+#include "core_layer.hpp"
 #include "synth_clock.hpp"
 
 using namespace farnn;
@@ -67,17 +65,11 @@ int main(int argc, char** argv) {
     const int host_lat = std::max(1, static_cast<int>(std::lround(host_ns * 1e-9 * clock_hz)));
     const int card_lat = std::max(1, static_cast<int>(std::lround(card_ns * 1e-9 * clock_hz)));
 
-    Stress stress;
-    stress.read_latency_min = stress.read_latency_max = host_lat;
-    stress.stall = 0.0;
-    stress.reorder = false;
-    CoreHarness hx(opt, "bench_core", stress);
-    CoreHarness::Mem::Timing card = hx.card().timing();
-    card.read_latency_min = card.read_latency_max = card_lat;
-    card.write_latency_min = card.write_latency_max = card_lat;
-    hx.card().set_timing(card);
+    CoreHarness hx(opt, "bench_core");
+    hx.set_fixed_latency(host_lat, card_lat, 0.0);
     hx.setup_ring();
-    const CoreParams& p = hx.params();
+    const EngineParams& p = hx.params();
+    const engine::EngineTiming t = p.timing(card_lat);
 
     json out{{"benchmark", "core"},
              {"num_pe", p.num_pe},
@@ -89,62 +81,16 @@ int main(int argc, char** argv) {
              {"card_latency_cycles", card_lat},
              {"configs", json::array()}};
     for (engine::Cell cell : {engine::Cell::kLstm, engine::Cell::kGru}) {
-      engine::Config cfg;
-      cfg.cell = cell;
-      cfg.num_pe = p.num_pe;
-      cfg.hidden = engine::max_resident_hidden(cell, p.num_pe, p.weight_depth, p.max_hidden);
-      cfg.batch = p.max_batch;
-      cfg.steps = steps;
-      Rng rng(opt.seed());
-      LayerCase lc = make_layer_case(rng, cfg, 8);
-      const auto fw = engine::forward(cfg, lc.weights, lc.xp, lc.state_in_fw);
-      const auto bw = engine::backward(cfg, lc.weights, fw.records, lc.dh_bits, lc.carry_in);
-      const auto image = engine::load_image(cfg, lc.weights, p.layout());
-
-      cr::Descriptor ld;
-      ld.op = cr::Op::kLoad;
-      ld.cell = cell == engine::Cell::kLstm ? cr::Cell::kLstm : cr::Cell::kGru;
-      ld.hidden = static_cast<uint16_t>(cfg.hidden);
-      ld.addr0 = hx.alloc_words(image, 64);
-      ld.len0 = static_cast<uint32_t>(image.size() * 4);
-      cr::Descriptor f;
-      f.op = cr::Op::kForward;
-      f.cell = ld.cell;
-      f.hidden = ld.hidden;
-      f.batch = static_cast<uint16_t>(cfg.batch);
-      f.steps = static_cast<uint16_t>(cfg.steps);
-      f.addr0 = hx.alloc_words(std::vector<uint32_t>(static_cast<size_t>(cfg.batch), static_cast<uint32_t>(steps)));
-      f.in_addr = hx.alloc_words(lc.xp);
-      f.out_addr = hx.alloc(fw.h.size() * 4);
-      f.state_in_addr = hx.alloc_words(lc.state_in_fw);
-      f.state_out_addr = hx.alloc(fw.state_out.size() * 4);
-      f.store_base = 0x10000;
-      f.store_size = static_cast<uint64_t>(cfg.packed_steps()) * cfg.hidden * 32;
-      cr::Descriptor b = f;
-      b.op = cr::Op::kBackward;
-      b.in_addr = hx.alloc_words(lc.dh_bits);
-      b.out_addr = hx.alloc(bw.delta.size() * 4);
-      b.state_in_addr = hx.alloc_words(lc.carry_in);
-      b.state_out_addr = hx.alloc(bw.state_out.size() * 4);
-
-      engine::EngineTiming t;
-      t.num_pe = p.num_pe;
-      t.mul_latency = FARNN_PARAM_MulLatency;
-      t.add_latency = FARNN_PARAM_AddLatency;
-      t.mem_latency = card_lat;
-      t.fifo_depth = 1 << static_cast<int>(std::ceil(std::log2(2.0 * p.max_hidden)));
-      t.weight_lanes = p.weight_lanes;
+      const engine::Config cfg = full_config(p, cell, steps);
+      const HostLayer l = place_layer(hx, cfg, 0, 0x10000);
       const uint64_t macs = static_cast<uint64_t>(cfg.packed_steps()) * cfg.gate_rows() * cfg.hidden;
-      json load = run_phase(hx, ld, engine::load_cycles(cfg, t), p.num_pe, clock_hz);
-      load["weight_bytes"] = image.size() * 4;
-      load["dma_efficiency"] = static_cast<double>(image.size() * 4) / (64.0 * load["cycles"].get<double>());
-      json jf = run_phase(hx, f, engine::forward_cycles(cfg, t), p.num_pe, clock_hz);
-      json jb = run_phase(hx, b, engine::backward_cycles(cfg, t), p.num_pe, clock_hz);
+      json load = run_phase(hx, load_desc(l), engine::load_cycles(cfg, t), p.num_pe, clock_hz);
+      load["weight_bytes"] = l.weight_bytes;
+      json jf = run_phase(hx, run_desc(l, false), engine::forward_cycles(cfg, t), p.num_pe, clock_hz);
+      json jb = run_phase(hx, run_desc(l, true), engine::backward_cycles(cfg, t), p.num_pe, clock_hz);
       // No figure from a wrong run.
-      if (hx.host().read_words(f.out_addr, fw.h.size()) != fw.h ||
-          hx.host().read_words(b.out_addr, bw.delta.size()) != bw.delta ||
-          hx.host().read_words(b.state_out_addr, bw.state_out.size()) != bw.state_out)
-        hx.tb().fail(std::string("bench: ") + engine::cell_name(cell) + " results not bit-exact");
+      const std::string bad = layer_mismatch(hx, l);
+      if (!bad.empty()) hx.tb().fail(std::string("bench: ") + engine::cell_name(cell) + ": " + bad);
       jf["useful_macs"] = macs;
       jb["useful_macs"] = macs;
       out["configs"].push_back(json{{"cell", engine::cell_name(cell)},
@@ -155,7 +101,7 @@ int main(int argc, char** argv) {
                                     {"forward", jf},
                                     {"backward", jb}});
       std::cout << engine::cell_name(cell) << " H" << cfg.hidden << " B" << cfg.batch << " T" << steps
-                << ": LOAD " << load["cycles"] << " cycles (DMA " << load["dma_efficiency"] << "), FW "
+                << ": LOAD " << load["cycles"] << " cycles, FW "
                 << jf["cycles"] << " (engine alone " << jf["engine_alone_cycles"] << "), BW " << jb["cycles"]
                 << " (engine alone " << jb["engine_alone_cycles"] << ")" << std::endl;
     }

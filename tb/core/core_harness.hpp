@@ -18,6 +18,7 @@
 #include "Vfarnn_core.h"
 #include "axi_memory.hpp"
 #include "axil_master.hpp"
+#include "engine_params.hpp"
 #include "farnn/core_regs.hpp"
 #include "farnn/engine_model.hpp"
 #include "options.hpp"
@@ -27,16 +28,6 @@ namespace farnn::tb {
 
 namespace cr = farnn::core_regs;
 
-// Core parameters (the FARNN_PARAM_* macros come from CMake's -G list).
-struct CoreParams {
-  int num_pe = FARNN_PARAM_NumPe;
-  int weight_lanes = FARNN_PARAM_WeightLanes;
-  int max_hidden = FARNN_PARAM_MaxHidden;
-  int max_batch = FARNN_PARAM_MaxBatch;
-  int weight_depth = FARNN_PARAM_WeightDepth;
-  int num_banks = FARNN_PARAM_NumBanks;
-  engine::LoadLayout layout() const { return {num_pe, weight_lanes}; }
-};
 
 // Stress of the environment: memory latency and backpressure.
 struct Stress {
@@ -76,7 +67,7 @@ class CoreHarness {
   Mem& host() { return *host_; }
   Mem& card() { return *card_; }
   Rng& rng() { return rng_; }
-  const CoreParams& params() const { return params_; }
+  const EngineParams& params() const { return params_; }
 
   void set_stress(const Stress& s) {
     Mem::Timing t;
@@ -92,6 +83,23 @@ class CoreHarness {
     host_->set_timing(t);
     card_->set_timing(t);
     axil_->set_stress(s.stall);
+  }
+
+  // Fixed latencies and no stress on the host side (a benchmark, a speed
+  // check): host reads answered after host_cycles, card memory after
+  // card_cycles with card_stall backpressure on every card channel.
+  void set_fixed_latency(int host_cycles, int card_cycles, double card_stall) {
+    Stress s;
+    s.read_latency_min = s.read_latency_max = host_cycles;
+    s.stall = 0.0;
+    s.reorder = false;
+    set_stress(s);
+    Mem::Timing card = card_->timing();
+    card.read_latency_min = card.read_latency_max = card_cycles;
+    card.write_latency_min = card.write_latency_max = card_cycles;
+    card.ar_stall = card.aw_stall = card.w_stall = card_stall;
+    card.r_gap = card.b_gap = card_stall;
+    card_->set_timing(card);
   }
 
   // ---- registers
@@ -311,7 +319,7 @@ class CoreHarness {
   const Options& opt_;
   Rng rng_;
   Testbench<Vfarnn_core> tb_;
-  CoreParams params_;
+  EngineParams params_;
   std::unique_ptr<Mem> host_, card_;
   std::unique_ptr<AxilMaster> axil_;
   uint64_t next_ = kHostBase;

@@ -21,33 +21,18 @@
 //                    most a few host round trips per command (cycle checks).
 // Every wait has a cycle bound and fails with a named error.
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <iostream>
 
-#include "core_harness.hpp"
-#include "farnn/engine_cycles.hpp"
-#include "layer_case.hpp"
+#include "core_layer.hpp"
 
 using namespace farnn;
 using namespace farnn::tb;
 
 namespace {
 
-// One layer's buffers in host memory and its model results.
-struct HostLayer {
-  engine::Config cfg;
-  LayerCase lc;
-  engine::ForwardResult fw;
-  engine::BackwardResult bw;
-  uint64_t weights = 0, lengths = 0, xp = 0, si_fw = 0, h = 0, so_fw = 0, dh = 0, carry = 0, delta = 0,
-           so_bw = 0, store = 0;
-  uint32_t weight_bytes = 0;
-  int bank = 0;
-};
-
-engine::Config random_config(Rng& rng, const CoreParams& p, engine::Cell cell) {
+engine::Config random_config(Rng& rng, const EngineParams& p, engine::Cell cell) {
   engine::Config c;
   c.cell = cell;
   c.num_pe = p.num_pe;
@@ -59,80 +44,6 @@ engine::Config random_config(Rng& rng, const CoreParams& p, engine::Cell cell) {
   for (auto& l : c.lengths) l = static_cast<int>(rng.range(1, c.steps));
   c.lengths[static_cast<size_t>(rng.range(0, c.batch - 1))] = c.steps;  // T is a real length
   return c;
-}
-
-HostLayer place_layer(CoreHarness& hx, const engine::Config& cfg, int bank, uint64_t store_base) {
-  HostLayer l;
-  l.cfg = cfg;
-  l.bank = bank;
-  Rng rng(hx.rng().u64());
-  l.lc = make_layer_case(rng, cfg, 3);
-  l.fw = engine::forward(cfg, l.lc.weights, l.lc.xp, l.lc.state_in_fw);
-  l.bw = engine::backward(cfg, l.lc.weights, l.fw.records, l.lc.dh_bits, l.lc.carry_in);
-  const auto image = engine::load_image(cfg, l.lc.weights, hx.params().layout());
-  l.weights = hx.alloc_words(image, 64);
-  l.weight_bytes = static_cast<uint32_t>(image.size() * 4);
-  std::vector<uint32_t> lens;
-  for (int b = 0; b < cfg.batch; ++b) lens.push_back(static_cast<uint32_t>(cfg.length(b)));
-  l.lengths = hx.alloc_words(lens, 4);
-  // Odd word offsets so streams start mid-beat.
-  l.xp = hx.alloc_words(l.lc.xp, 4);
-  l.si_fw = hx.alloc_words(l.lc.state_in_fw, 4);
-  l.h = hx.alloc(l.fw.h.size() * 4, 4);
-  l.so_fw = hx.alloc(l.fw.state_out.size() * 4, 4);
-  l.dh = hx.alloc_words(l.lc.dh_bits, 4);
-  l.carry = hx.alloc_words(l.lc.carry_in, 4);
-  l.delta = hx.alloc(l.bw.delta.size() * 4, 4);
-  l.so_bw = hx.alloc(l.bw.state_out.size() * 4, 4);
-  l.store = store_base;
-  return l;
-}
-
-cr::Descriptor load_desc(const HostLayer& l) {
-  cr::Descriptor d;
-  d.op = cr::Op::kLoad;
-  d.cell = l.cfg.cell == engine::Cell::kLstm ? cr::Cell::kLstm : cr::Cell::kGru;
-  d.bank = static_cast<uint8_t>(l.bank);
-  d.hidden = static_cast<uint16_t>(l.cfg.hidden);
-  d.addr0 = l.weights;
-  d.len0 = l.weight_bytes;
-  return d;
-}
-
-cr::Descriptor run_desc(const HostLayer& l, bool bw) {
-  cr::Descriptor d;
-  d.op = bw ? cr::Op::kBackward : cr::Op::kForward;
-  d.cell = l.cfg.cell == engine::Cell::kLstm ? cr::Cell::kLstm : cr::Cell::kGru;
-  d.bank = static_cast<uint8_t>(l.bank);
-  d.hidden = static_cast<uint16_t>(l.cfg.hidden);
-  d.batch = static_cast<uint16_t>(l.cfg.batch);
-  d.steps = static_cast<uint16_t>(l.cfg.steps);
-  d.addr0 = l.lengths;
-  d.in_addr = bw ? l.dh : l.xp;
-  d.out_addr = bw ? l.delta : l.h;
-  d.state_in_addr = bw ? l.carry : l.si_fw;
-  d.state_out_addr = bw ? l.so_bw : l.so_fw;
-  d.store_base = l.store;
-  d.store_size = static_cast<uint64_t>(l.cfg.packed_steps()) * l.cfg.hidden * 32;
-  return d;
-}
-
-void expect_equal(CoreHarness& hx, const std::string& what, const std::vector<uint32_t>& expected,
-                  uint64_t addr) {
-  const auto got = hx.host().read_words(addr, expected.size());
-  for (size_t i = 0; i < expected.size(); ++i) {
-    if (got[i] != expected[i]) {
-      hx.tb().fail(what + " not bit-exact: word " + std::to_string(i) + " of " + std::to_string(expected.size()) +
-                   " is 0x" + CoreHarness::hex(got[i]) + ", expected 0x" + CoreHarness::hex(expected[i]));
-    }
-  }
-}
-
-void expect_layer(CoreHarness& hx, const HostLayer& l, const std::string& ctx) {
-  expect_equal(hx, ctx + ": h", l.fw.h, l.h);
-  expect_equal(hx, ctx + ": FW final state", l.fw.state_out, l.so_fw);
-  expect_equal(hx, ctx + ": delta", l.bw.delta, l.delta);
-  expect_equal(hx, ctx + ": dh0/dc0", l.bw.state_out, l.so_bw);
 }
 
 uint64_t budget(const engine::Config& c) {
@@ -554,33 +465,12 @@ void suite_signal(CoreHarness& hx) {
 // streams) per command.
 void suite_speed(CoreHarness& hx) {
   constexpr int kHostLat = 100, kCardLat = 75, kRoundTrips = 5, kSlack = 150;
-  Stress s;
-  s.read_latency_min = s.read_latency_max = kHostLat;
-  s.stall = 0.0;
-  s.reorder = false;
-  hx.set_stress(s);
-  CoreHarness::Mem::Timing card = hx.card().timing();
-  card.read_latency_min = card.read_latency_max = kCardLat;
-  card.write_latency_min = card.write_latency_max = kCardLat;
-  card.ar_stall = card.aw_stall = card.w_stall = 0.2;
-  card.r_gap = card.b_gap = 0.2;
-  hx.card().set_timing(card);
+  hx.set_fixed_latency(kHostLat, kCardLat, 0.2);
   hx.setup_ring();
-  const CoreParams& p = hx.params();
-  engine::EngineTiming t;
-  t.num_pe = p.num_pe;
-  t.mul_latency = FARNN_PARAM_MulLatency;
-  t.add_latency = FARNN_PARAM_AddLatency;
-  t.mem_latency = kCardLat;
-  t.fifo_depth = 1 << static_cast<int>(std::ceil(std::log2(2.0 * p.max_hidden)));
-  t.weight_lanes = p.weight_lanes;
+  const EngineParams& p = hx.params();
+  const engine::EngineTiming t = p.timing(kCardLat);
   for (engine::Cell cell : {engine::Cell::kLstm, engine::Cell::kGru}) {
-    engine::Config cfg;
-    cfg.cell = cell;
-    cfg.num_pe = p.num_pe;
-    cfg.hidden = engine::max_resident_hidden(cell, p.num_pe, p.weight_depth, p.max_hidden);
-    cfg.batch = p.max_batch;
-    cfg.steps = 12;
+    const engine::Config cfg = full_config(p, cell, 12);
     HostLayer l = place_layer(hx, cfg, 0, 0x10000);
     const std::string ctx = std::string("speed: ") + engine::cell_name(cell) + " H" + std::to_string(cfg.hidden);
     const uint64_t bound = kRoundTrips * kHostLat + kSlack;

@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
     Stress ideal;
     ideal.mem_min_latency = ideal.mem_max_latency = 30;
     hx.set_stress(ideal);
-    const engine::EngineTiming timing{p.num_pe, p.mul_latency, p.add_latency, 30, p.fifo_depth(), p.weight_lanes};
+    const engine::EngineTiming timing = p.timing(30);
 
     json out{{"benchmark", "engine"},
              {"params",

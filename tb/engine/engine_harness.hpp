@@ -16,6 +16,7 @@
 
 #include "Vengine.h"
 #include "farnn/engine_abi.hpp"
+#include "engine_params.hpp"
 #include "farnn/engine_model.hpp"
 #include "memory_model.hpp"
 #include "options.hpp"
@@ -24,28 +25,6 @@
 
 namespace farnn::tb {
 
-struct EngineParams {
-  int num_pe = FARNN_PARAM_NumPe;
-  int weight_depth = FARNN_PARAM_WeightDepth;  // per bank
-  int num_banks = FARNN_PARAM_NumBanks;
-  int weight_lanes = FARNN_PARAM_WeightLanes;
-  int max_hidden = FARNN_PARAM_MaxHidden;
-  int max_batch = FARNN_PARAM_MaxBatch;
-  int mul_latency = FARNN_PARAM_MulLatency;
-  int add_latency = FARNN_PARAM_AddLatency;
-  engine::LoadLayout layout() const { return {num_pe, weight_lanes}; }
-  int fifo_depth() const {  // the engine's stream FIFOs
-    int d = 1;
-    while (d < 2 * max_hidden) d *= 2;
-    return d;
-  }
-  std::string describe() const {
-    return "NumPe=" + std::to_string(num_pe) + " WeightDepth=" + std::to_string(weight_depth) +
-           " NumBanks=" + std::to_string(num_banks) + " WeightLanes=" + std::to_string(weight_lanes) +
-           " MaxHidden=" + std::to_string(max_hidden) + " MaxBatch=" + std::to_string(max_batch) +
-           " MulLatency=" + std::to_string(mul_latency) + " AddLatency=" + std::to_string(add_latency);
-  }
-};
 
 using Op = engine::Opcode;
 using engine::Status;

@@ -40,6 +40,14 @@ struct LayerCase {
   std::vector<uint32_t> carry_in;     // [B][H]
 };
 
+// Index of the first word that differs (or of the shorter end), -1 if equal.
+inline long first_mismatch(const std::vector<uint32_t>& expected, const std::vector<uint32_t>& actual) {
+  const size_t n = std::min(expected.size(), actual.size());
+  for (size_t i = 0; i < n; ++i)
+    if (expected[i] != actual[i]) return static_cast<long>(i);
+  return expected.size() == actual.size() ? -1 : static_cast<long>(n);
+}
+
 inline uint32_t bits(float f) {
   uint32_t u;
   std::memcpy(&u, &f, 4);

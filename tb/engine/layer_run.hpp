@@ -80,14 +80,6 @@ inline ModelLayer model_layer(const engine::Config& cfg, uint64_t seed, int inpu
   return l;
 }
 
-// Index of the first word that differs (or of the shorter end), -1 if equal.
-inline long first_mismatch(const std::vector<uint32_t>& expected, const std::vector<uint32_t>& actual) {
-  const size_t n = std::min(expected.size(), actual.size());
-  for (size_t i = 0; i < n; ++i)
-    if (expected[i] != actual[i]) return static_cast<long>(i);
-  return expected.size() == actual.size() ? -1 : static_cast<long>(n);
-}
-
 // Fails unless `actual` is `expected`, word for word.
 inline void expect_words(EngineHarness& hx, const std::string& what, const std::vector<uint32_t>& expected,
                          const std::vector<uint32_t>& actual) {

@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
       Stress ideal;
       ideal.mem_min_latency = ideal.mem_max_latency = mem;
       hx.set_stress(ideal);
-      const engine::EngineTiming timing{p.num_pe, p.mul_latency, p.add_latency, mem, p.fifo_depth(), p.weight_lanes};
+      const engine::EngineTiming timing = p.timing(mem);
       for (engine::Cell cell : {engine::Cell::kLstm, engine::Cell::kGru}) {
         const int h_max =
             engine::max_resident_hidden(cell, p.num_pe, p.weight_depth, std::min(p.max_hidden, 8 * p.num_pe));
