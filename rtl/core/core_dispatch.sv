@@ -120,6 +120,10 @@ module core_dispatch #(
   output logic [7:0]                 run_bank_o,
   output logic [MaxBatch*16-1:0]     run_lengths_o,
   output logic [15:0]                run_maxlen_o,
+  output logic [17:0]                run_in_words_o,
+  output logic [17:0]                run_out_words_o,
+  output logic [31:0]                run_state_in_bytes_o,
+  output logic [31:0]                run_state_out_bytes_o,
   output logic [31:0]                run_total_o,
   output logic [63:0]                run_in_addr_o,
   output logic [31:0]                run_in_stride_o,
@@ -210,13 +214,18 @@ module core_dispatch #(
 
   // Sizes derived from the descriptor and its lengths.
   logic        lstm;
-  logic [17:0] in_words, out_words;
+  logic [17:0] in_words, out_words;     // words per sequence and step of the per-step streams
+  logic [31:0] si_bytes, so_bytes;      // the state streams
   logic [15:0] maxlen_q, maxlen_d;
   logic [31:0] total_q, total_d;
   logic [MaxBatch*16-1:0] lengths_q, lengths_d;
   assign lstm      = (d_cell == 2'd0);
   assign in_words  = is_bw ? 18'(d_hidden) : 18'(d_hidden) * (lstm ? 18'd4 : 18'd3);
   assign out_words = is_bw ? 18'(d_hidden) * 18'd4 : 18'(d_hidden);
+  // FW (h, c) pairs (LSTM) or h in and out; BW the carry (one word per unit)
+  // in, (dh0, dc0) pairs (LSTM) or dh0 out.
+  assign si_bytes  = 32'(d_batch) * 32'(d_hidden) * ((lstm && !is_bw) ? 32'd8 : 32'd4);
+  assign so_bytes  = 32'(d_batch) * 32'(d_hidden) * (lstm ? 32'd8 : 32'd4);
 
   // Extent of a per-step stream: strided, or packed.
   function automatic logic [63:0] extent(input logic [31:0] stride, input logic [15:0] maxlen,
@@ -239,7 +248,6 @@ module core_dispatch #(
     S_POST_WIN,
     S_ISSUE,
     S_WAIT_RUN,
-    S_WAIT_POLL,
     S_SIGNAL,
     S_SIGNAL_WAIT,
     S_FENCE_FAULT,
@@ -384,13 +392,13 @@ module core_dispatch #(
         end
         3'd2: begin
           chk_addr   = d_si_addr;
-          chk_bytes  = 64'(d_batch) * 64'(d_hidden) * ((lstm && !is_bw) ? 64'd8 : 64'd4);
+          chk_bytes  = 64'(si_bytes);
           chk_stream = core_regs_pkg::STREAM_STATE_IN;
         end
         3'd3: begin
           chk_write  = 1'b1;
           chk_addr   = d_so_addr;
-          chk_bytes  = 64'(d_batch) * 64'(d_hidden) * (lstm ? 64'd8 : 64'd4);
+          chk_bytes  = 64'(so_bytes);
           chk_stream = core_regs_pkg::STREAM_STATE_OUT;
         end
         3'd4: begin
@@ -434,6 +442,9 @@ module core_dispatch #(
         dec_addr = d_addr0;
       end
     end else if (is_run) begin
+      // The engine checks H, B and T too, but only once the command runs: the
+      // lengths read (B words into MaxBatch slots) and the extents of the
+      // window checks need them bounded before anything moves.
       if (d_hidden == 0) begin
         dec_err  = core_regs_pkg::ERR_HIDDEN_ZERO;
         dec_kind = core_regs_pkg::FAULT_KIND_DESC_FIELD;
@@ -937,6 +948,10 @@ module core_dispatch #(
   assign run_bank_o           = d_bank;
   assign run_lengths_o        = lengths_q;
   assign run_maxlen_o         = maxlen_q;
+  assign run_in_words_o       = in_words;
+  assign run_out_words_o      = out_words;
+  assign run_state_in_bytes_o = si_bytes;
+  assign run_state_out_bytes_o = so_bytes;
   assign run_total_o          = total_q;
   assign run_in_addr_o        = d_in_addr;
   assign run_in_stride_o      = d_in_stride;

@@ -36,6 +36,10 @@ module core_run #(
   input  logic [7:0]                bank_i,
   input  logic [MaxBatch*16-1:0]    lengths_i,
   input  logic [15:0]               maxlen_i,
+  input  logic [17:0]               in_words_i,         // words per sequence and step, input
+  input  logic [17:0]               out_words_i,        // and output (xp/dh, h/delta)
+  input  logic [31:0]               state_in_bytes_i,
+  input  logic [31:0]               state_out_bytes_i,
   input  logic [31:0]               total_i,
   input  logic [63:0]               in_addr_i,
   input  logic [31:0]               in_stride_i,
@@ -53,6 +57,7 @@ module core_run #(
   input  logic [15:0]               progress_every_i,
   input  logic [63:0]               progress_addr_i,
   input  logic [4*32-1:0]           doorbells_i,
+  output logic                      bw_o,          // the command's direction (held after start)
   output logic                      busy_o,
   output logic                      done_o,
   output logic                      fail_o,
@@ -122,18 +127,6 @@ module core_run #(
   logic [StoreAddrWidth-1:0] store_base_q, store_size_q;
   logic [31:0]            watchdog_q;
   logic [63:0]            gate_addr_q, prog_addr_q, si_addr_q, so_addr_q;
-  logic [31:0]            state_bytes_in, state_bytes_out;
-  logic [17:0]            in_words, out_words;
-  logic                   lstm;
-
-  assign lstm = (cell_i == 2'd0);
-  // Words per sequence and step: FW xp G*H in, h H out; BW dh H in, delta 4H out.
-  assign in_words  = bw_i ? 18'(hidden_i) : 18'(hidden_i) * (lstm ? 18'd4 : 18'd3);
-  assign out_words = bw_i ? 18'(hidden_i) * 18'd4 : 18'(hidden_i);
-  // State streams: FW (h, c) pairs (LSTM) or h in and out; BW the carry (one
-  // word per unit) in, (dh0, dc0) pairs (LSTM) or dh0 out.
-  assign state_bytes_in  = 32'(batch_i) * 32'(hidden_i) * ((lstm && !bw_i) ? 32'd8 : 32'd4);
-  assign state_bytes_out = 32'(batch_i) * 32'(hidden_i) * (lstm ? 32'd8 : 32'd4);
 
   // ------------------------------------------------------------- engine
   logic eng_pend_q, eng_pend_d, eng_done_q, eng_done_d;
@@ -179,7 +172,7 @@ module core_run #(
     .total_i    (total_i),
     .base_i     (in_addr_i),
     .stride_i   (in_stride_i),
-    .words_i    (in_words),
+    .words_i    (in_words_i),
     .busy_o     (in_busy),
     .out_valid_o(in_valid),
     .out_ready_i(in_cmd_ready_i && gate_open),
@@ -200,7 +193,7 @@ module core_run #(
     .total_i    (total_i),
     .base_i     (out_addr_i),
     .stride_i   (out_stride_i),
-    .words_i    (out_words),
+    .words_i    (out_words_i),
     .busy_o     (out_busy),
     .out_valid_o(out_valid),
     .out_ready_i(out_cmd_ready_i),
@@ -337,6 +330,7 @@ module core_run #(
   assign fail_code_o = eng_status_i;
   assign fail_unit_o = eng_status_unit_i;
   assign busy_o      = active_q || eng_busy_i;
+  assign bw_o        = bw_q;
 
   always_ff @(posedge clk_i) begin
     if (rst_i) begin
@@ -386,8 +380,8 @@ module core_run #(
       prog_addr_q  <= progress_addr_i;
       si_addr_q    <= state_in_addr_i;
       so_addr_q    <= state_out_addr_i;
-      si_bytes_q   <= state_bytes_in;
-      so_bytes_q   <= state_bytes_out;
+      si_bytes_q   <= state_in_bytes_i;
+      so_bytes_q   <= state_out_bytes_i;
     end
   end
 

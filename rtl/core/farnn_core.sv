@@ -275,7 +275,7 @@ module farnn_core #(
   logic [255:0]              mreq_data, mrsp_data;
   logic [63:0]               e_load_cycles, e_weight_words, e_cycles, e_macs, e_st_in, e_st_out, e_st_dep,
                              e_st_store, e_nonfinite;
-  logic                      run_bw_q;   // the running command's direction: routes the per-step streams
+  logic                      run_bw_q;   // the run unit's direction: routes the per-step streams
 
   engine #(
     .NumPe       (NumPe),
@@ -371,7 +371,8 @@ module farnn_core #(
   logic [15:0]               run_hidden, run_batch, run_steps, run_maxlen, run_every;
   logic [7:0]                run_bank;
   logic [MaxBatch*16-1:0]    run_lengths;
-  logic [31:0]               run_total, run_in_stride, run_out_stride, run_watchdog;
+  logic [31:0]               run_total, run_in_stride, run_out_stride, run_watchdog, run_si_bytes, run_so_bytes;
+  logic [17:0]               run_in_words, run_out_words;
   logic [63:0]               run_in_addr, run_out_addr, run_si_addr, run_so_addr, run_gate_addr, run_prog_addr;
   logic [StoreAddrWidth-1:0] run_store_base, run_store_size;
   logic [4:0]                run_fail_code;
@@ -481,6 +482,10 @@ module farnn_core #(
     .run_bank_o          (run_bank),
     .run_lengths_o       (run_lengths),
     .run_maxlen_o        (run_maxlen),
+    .run_in_words_o      (run_in_words),
+    .run_out_words_o     (run_out_words),
+    .run_state_in_bytes_o(run_si_bytes),
+    .run_state_out_bytes_o(run_so_bytes),
     .run_total_o         (run_total),
     .run_in_addr_o       (run_in_addr),
     .run_in_stride_o     (run_in_stride),
@@ -523,6 +528,10 @@ module farnn_core #(
     .bank_i            (run_bank),
     .lengths_i         (run_lengths),
     .maxlen_i          (run_maxlen),
+    .in_words_i        (run_in_words),
+    .out_words_i       (run_out_words),
+    .state_in_bytes_i  (run_si_bytes),
+    .state_out_bytes_i (run_so_bytes),
     .total_i           (run_total),
     .in_addr_i         (run_in_addr),
     .in_stride_i       (run_in_stride),
@@ -540,6 +549,7 @@ module farnn_core #(
     .progress_every_i  (run_every),
     .progress_addr_i   (run_prog_addr),
     .doorbells_i       (doorbells),
+    .bw_o              (run_bw_q),
     .busy_o            (run_busy),
     .done_o            (run_done),
     .fail_o            (run_fail),
@@ -600,9 +610,6 @@ module farnn_core #(
   assign rc_last[RD_POLL] = 1'b1;
   assign rc_bytes[RD_POLL*32 +: 32] = 32'd4;
 
-  always_ff @(posedge clk_i) begin
-    if (run_start) run_bw_q <= run_bw;
-  end
 
   // ============================================================ host DMA
   logic [NumRd-1:0]     s_arvalid, s_arready, s_rvalid, s_rready, s_rlast;
