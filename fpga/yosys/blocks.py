@@ -1133,10 +1133,7 @@ SHELL_READERS = {  # block -> (instance, parameters, items per command at most)
                                             "MaxOutstanding": 1}, 4),
 }
 # The four writers (instance -> parameters). Only the first is a block, at
-# dma_writer's default parameters (Id 0, FifoBeats 32, MaxOutstanding 8;
-# MaxBurstBeats 64 where u_wr[0] has 16): with a parameter set on it,
-# dma_writer cannot be the top of a Yosys 0.23 run (README, "Known limits").
-# In farnn_core the four writers cost within 6 % of each other (the 2-beat
+# g_wr[0].u_wr's parameters. In farnn_core the four writers cost within 6 % of each other (the 2-beat
 # ones keep the same 529-bit FIFO register and 32-deep LUT-RAM), so the
 # block stands for all four.
 SHELL_WRITERS = {
@@ -1179,9 +1176,9 @@ for _b, (_inst, _p, _items) in SHELL_READERS.items():
                   "eq": _reader_eq(_p, _items),
                   "doc": "DMA reader %s of farnn_core (%d-word items, %d-beat FIFO)"
                          % (_inst, _p["OutWords"], _p["FifoBeats"])}
-BLOCKS["dma_writer"] = {"top": "dma_writer", "params": {}, "quick": False, "mems": WR_MEMS, "dsp": 0,
-                        "eq": _writer_eq({"Id": 0}),
-                        "doc": "DMA writer at its defaults (u_wr[0] of farnn_core but MaxBurstBeats 64)"}
+BLOCKS["dma_writer"] = {"top": "dma_writer", "params": dict(SHELL_WRITERS["g_wr[0].u_wr"]), "quick": False,
+                        "mems": WR_MEMS, "dsp": 0, "eq": _writer_eq(SHELL_WRITERS["g_wr[0].u_wr"]),
+                        "doc": "DMA writer g_wr[0].u_wr of farnn_core (per-step output)"}
 
 # farnn_core: memories of the engine (ENGINE_MEMS' first two rules) and of
 # the shell; the shell's parts kept as hierarchy so that the report gives
