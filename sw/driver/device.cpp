@@ -1,10 +1,9 @@
 // Device API pieces shared by every device: names, shapes, URI parsing,
-// argument checks, and Device::open.
+// argument checks, fault names (Device::open is in sw/devices/).
 #include <algorithm>
 #include <sstream>
 
 #include "device_common.hpp"
-#include "model_device.hpp"
 
 namespace farnn {
 
@@ -31,15 +30,25 @@ std::string LayerShape::describe() const {
   return os.str();
 }
 
-std::unique_ptr<Device> Device::open(const std::string& uri) {
-  const driver::Uri u = driver::Uri::parse(uri);
-  if (u.scheme == "model") return driver::open_model_device(u);
-  if (u.scheme == "sim" || u.scheme == "pcie") {
-    throw UnavailableError("'" + uri + "': " + u.scheme +
-                           ":// devices are not part of this build (the FPGA shell farnn_core and its "
-                           "transports are not built yet); use model:// for the bit-accurate engine model");
+namespace {
+constexpr const char* kFaultNames[] = {"completion_timeout", "read_error", "write_error", "stall",
+                                       "unmap_page",         "lost_doorbell", "link_down"};
+}  // namespace
+
+const char* fault_kind_name(FaultKind kind) { return kFaultNames[static_cast<int>(kind)]; }
+
+FaultKind parse_fault_kind(const std::string& name) {
+  std::string known;
+  for (int i = 0; i < 7; ++i) {
+    if (name == kFaultNames[i]) return static_cast<FaultKind>(i);
+    known += (i ? ", " : "") + std::string(kFaultNames[i]);
   }
-  throw UnavailableError("'" + uri + "': unknown device kind '" + u.scheme + "' (known: model://, sim://, pcie://)");
+  throw InvalidArgumentError("unknown fault '" + name + "' (known: " + known + ")");
+}
+
+void Device::inject_fault(const FaultPlan& plan) {
+  throw UnavailableError(std::string("fault injection (") + fault_kind_name(plan.kind) + ") needs a sim:// device; " +
+                         caps().kind + " devices have none");
 }
 
 namespace driver {

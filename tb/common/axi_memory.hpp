@@ -11,6 +11,10 @@
 //    a read-only region, or a read of a write-only one, answers SLVERR; a beat
 //    that answers an error is not written. Until the first add_region the
 //    whole address space is read/write.
+//  - Target (set_target): a BeatTarget takes the place of the sparse memory
+//    and the regions: it decodes every beat (OKAY, or the error it answers)
+//    and holds the bytes (a mocked PCIe root complex mapping bus pages to
+//    host memory).
 //  - Injected errors: inject_error() on the beats of an address range (per
 //    direction and ID, a number of times), or set_random_errors() with a
 //    per-beat probability and its own seed. Error beats of a read carry
@@ -23,6 +27,9 @@
 //    they leave in a random order across IDs (a random pick among the IDs
 //    whose head response is due), with `interleave` R beats of different IDs
 //    also interleave. W may arrive before its AW (up to max_early_w beats).
+//    A rate limit (r_beats_per_cycle, w_beats_per_cycle; 0 = none) spaces R
+//    and W beats as a link narrower than the bus does; stall_until() holds
+//    every channel (no new handshake, no new response) until a cycle.
 //  - Protocol checks, failing through FailFn with a named message: a burst
 //    crossing a 4 KiB boundary, LEN > 255, SIZE not the full width, a burst
 //    type other than INCR, WLAST on the wrong beat, valid dropped or payload
@@ -128,6 +135,16 @@ class SparseMemory {
   std::unordered_map<uint64_t, Line> lines_;
 };
 
+// What the beats of an AxiMemory reach instead of its own sparse memory.
+class BeatTarget {
+ public:
+  virtual ~BeatTarget() = default;
+  // The response of a beat of n bytes at addr: OKAY when it may be accessed.
+  virtual AxiResp decode(bool write, uint64_t addr, size_t n) = 0;
+  virtual void read(uint64_t addr, uint8_t* dst, size_t n) = 0;
+  virtual void write(uint64_t addr, const uint8_t* src, size_t n) = 0;
+};
+
 template <size_t Words>
 class AxiMemory : public Component {
   static_assert(Words >= 1 && Words <= 16 && (Words & (Words - 1)) == 0,
@@ -189,6 +206,8 @@ class AxiMemory : public Component {
     double r_gap = 0.0, b_gap = 0.0;                       // probability of holding back a response
     int max_reads = 16, max_writes = 16;  // outstanding bursts accepted (AR/AW ready low at the limit)
     int max_early_w = 256;                // W beats accepted ahead of their AW
+    double r_beats_per_cycle = 0.0;       // most R beats per cycle on average; 0 = no limit
+    double w_beats_per_cycle = 0.0;       // most W beats per cycle on average; 0 = no limit
     bool reorder = false;                 // responses out of order across IDs
     bool interleave = false;              // with reorder: R beats of different IDs interleave
   };
@@ -230,6 +249,9 @@ class AxiMemory : public Component {
   void write_words(uint64_t addr, const std::vector<uint32_t>& w) { mem_.write_words(addr, w); }
   std::vector<uint32_t> read_words(uint64_t addr, size_t n) const { return mem_.read_words(addr, n); }
 
+  // Beats go to `target` (kept alive by the caller) instead of the memory and regions; nullptr: back.
+  void set_target(BeatTarget* target) { target_ = target; }
+
   // --- address map and errors ---
   // base and size are multiples of the beat size; a beat must lie in one region.
   void add_region(uint64_t base, uint64_t size, Access access) {
@@ -258,6 +280,8 @@ class AxiMemory : public Component {
   // --- timing, statistics ---
   void set_timing(const Timing& t) { t_ = t; }
   const Timing& timing() const { return t_; }
+  // No handshake on AR/AW/W and no new R/B response before `cycle` (a link stall).
+  void stall_until(uint64_t cycle) { stall_until_ = cycle; }
   const Stats& stats() const { return stats_; }
   void reset_stats() { stats_ = Stats{}; }
   const std::vector<ErrorEvent>& errors() const { return errors_; }
@@ -289,18 +313,20 @@ class AxiMemory : public Component {
   }
 
   void drive() override {
+    const bool stalled = now_ < stall_until_;
     if (p_.arvalid) {
-      ar_ready_ = outstanding_reads() < t_.max_reads && !rng_.chance(t_.ar_stall);
+      ar_ready_ = !stalled && outstanding_reads() < t_.max_reads && !rng_.chance(t_.ar_stall);
       p_.set_arready(ar_ready_);
-      if (!r_valid_) offer_r();
+      if (!r_valid_ && !stalled && has_credit(t_.r_beats_per_cycle, r_credit_)) offer_r();
       p_.set_r(r_valid_, r_beat_);
     }
     if (p_.awvalid) {
-      aw_ready_ = writes_outstanding_ < t_.max_writes && !rng_.chance(t_.aw_stall);
-      w_ready_ = static_cast<int>(w_q_.size()) < t_.max_early_w && !rng_.chance(t_.w_stall);
+      aw_ready_ = !stalled && writes_outstanding_ < t_.max_writes && !rng_.chance(t_.aw_stall);
+      w_ready_ = !stalled && static_cast<int>(w_q_.size()) < t_.max_early_w &&
+                 has_credit(t_.w_beats_per_cycle, w_credit_) && !rng_.chance(t_.w_stall);
       p_.set_awready(aw_ready_);
       p_.set_wready(w_ready_);
-      if (!b_valid_) offer_b();
+      if (!b_valid_ && !stalled) offer_b();
       p_.set_b(b_valid_, b_resp_);
     }
   }
@@ -318,9 +344,14 @@ class AxiMemory : public Component {
       check_hold(w_hold_, wvalid, w_ready_, p_.w, "W");
       if (b_valid_ && p_.bready()) complete_b();
       if (awvalid && aw_ready_) accept_aw(p_.aw());
-      if (wvalid && w_ready_) w_q_.push_back(p_.w());
+      if (wvalid && w_ready_) {
+        w_q_.push_back(p_.w());
+        w_credit_ -= 1.0;
+      }
       match_writes();
     }
+    refill(t_.r_beats_per_cycle, r_credit_);
+    refill(t_.w_beats_per_cycle, w_credit_);
     ++now_;
   }
 
@@ -374,6 +405,11 @@ class AxiMemory : public Component {
   }
   int latency(int lo, int hi) { return static_cast<int>(rng_.range(lo, hi)); }
 
+  // Rate limit: a beat may move while at least one beat of credit is left;
+  // credit grows by the rate each cycle, up to two beats (no long bursts above the rate).
+  static bool has_credit(double rate, double credit) { return rate <= 0.0 || credit >= 1.0; }
+  static void refill(double rate, double& credit) { credit = rate <= 0.0 ? 0.0 : std::min(credit + rate, 2.0); }
+
   template <class T>
   void check_hold(Hold<T>& h, bool valid, bool ready, const std::function<T()>& payload, const char* ch) {
     if (h.stalled) {
@@ -403,7 +439,10 @@ class AxiMemory : public Component {
 
   // The response of one beat: address map, then injected rules, then random errors.
   AxiResp beat_resp(bool write, uint32_t id, uint64_t addr) {
-    if (!regions_.empty()) {
+    if (target_ != nullptr) {
+      const AxiResp r = target_->decode(write, addr, kBeatBytes);
+      if (r != AxiResp::kOkay) return r;
+    } else if (!regions_.empty()) {
       const Region* hit = nullptr;
       for (const auto& r : regions_) {
         if (addr >= r.base && addr + kBeatBytes <= r.base + r.size) hit = &r;
@@ -462,7 +501,12 @@ class AxiMemory : public Component {
     r_beat_.resp = beat_resp(false, b.a.id, addr);
     r_beat_.last = b.next == b.a.len;
     if (r_beat_.resp == AxiResp::kOkay) {
-      mem_.read_bytes(addr, reinterpret_cast<uint8_t*>(r_beat_.data.data()), kBeatBytes);
+      auto* dst = reinterpret_cast<uint8_t*>(r_beat_.data.data());
+      if (target_ != nullptr) {
+        target_->read(addr, dst, kBeatBytes);
+      } else {
+        mem_.read_bytes(addr, dst, kBeatBytes);
+      }
     } else {
       r_beat_.data.fill(kPoison);
     }
@@ -480,6 +524,7 @@ class AxiMemory : public Component {
       stats_.latency_sum += lat;
     }
     ++stats_.read_beats;
+    r_credit_ -= 1.0;
     stats_.read_bytes += kBeatBytes;
     ++stats_.r_busy_cycles;
     stats_.last_r_cycle = now_;
@@ -533,8 +578,12 @@ class AxiMemory : public Component {
       const AxiResp resp = beat_resp(true, b.a.id, addr);
       if (resp == AxiResp::kOkay) {
         const auto* bytes = reinterpret_cast<const uint8_t*>(w.data.data());
-        for (uint64_t i = 0; i < kBeatBytes; ++i) {
-          if ((w.strb >> i) & 1) mem_.write_bytes(addr + i, bytes + i, 1);
+        for (uint64_t i = 0; i < kBeatBytes;) {  // each run of strobed bytes at once
+          uint64_t end = i;
+          while (end < kBeatBytes && ((w.strb >> end) & 1)) ++end;
+          if (end > i && target_ != nullptr) target_->write(addr + i, bytes + i, end - i);
+          if (end > i && target_ == nullptr) mem_.write_bytes(addr + i, bytes + i, end - i);
+          i = end + 1;
         }
         stats_.write_bytes += static_cast<uint64_t>(std::popcount(w.strb & strb_mask()));
       } else if (b.resp == AxiResp::kOkay) {
@@ -576,6 +625,9 @@ class AxiMemory : public Component {
   FailFn fail_;
   Rng err_rng_;
   SparseMemory mem_;
+  BeatTarget* target_ = nullptr;
+  uint64_t stall_until_ = 0;
+  double r_credit_ = 0.0, w_credit_ = 0.0;
   Timing t_;
   Stats stats_;
   std::vector<Region> regions_;

@@ -42,16 +42,21 @@ class Component {
 template <class Model>
 class Testbench {
  public:
-  Testbench(const Options& opt, const std::string& name) : name_(name) {
+  Testbench(const Options& opt, const std::string& name)
+      : Testbench(opt.seed(), opt.trace() ? opt.trace_file() : std::string(), name) {}
+
+  // Without Options (a simulated device inside a program): the seed of the
+  // randomized initial state, and an FST file to trace to (empty: none).
+  Testbench(uint64_t seed, const std::string& trace_file, const std::string& name) : name_(name) {
     ctx_ = std::make_unique<VerilatedContext>();
-    ctx_->randSeed(static_cast<int>(opt.seed() & 0x7fffffff));
+    ctx_->randSeed(static_cast<int>(seed & 0x7fffffff));
     ctx_->randReset(2);  // randomize uninitialized state: reset must not rely on luck
-    if (opt.trace()) ctx_->traceEverOn(true);
+    if (!trace_file.empty()) ctx_->traceEverOn(true);
     model_ = std::make_unique<Model>(ctx_.get(), "top");
-    if (opt.trace()) {
+    if (!trace_file.empty()) {
       trace_ = std::make_unique<VerilatedFstC>();
       model_->trace(trace_.get(), 99);
-      trace_path_ = opt.trace_file();
+      trace_path_ = trace_file;
       trace_->open(trace_path_.c_str());
       std::cout << name_ << ": tracing to " << trace_path_ << std::endl;
     }

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "Vfarnn_core.h"
-#include "axi_memory.hpp"
 #include "axil_master.hpp"
+#include "core_ports.hpp"
 #include "engine_params.hpp"
 #include "farnn/core_regs.hpp"
 #include "farnn/engine_model.hpp"
@@ -38,7 +38,7 @@ struct Stress {
 
 class CoreHarness {
  public:
-  using Mem = AxiMemory<16>;
+  using Mem = CoreMemory;
   static constexpr uint64_t kHostBase = 0x4000'0000ull;   // host memory region
   static constexpr uint64_t kHostSize = 64ull << 20;
   static constexpr uint64_t kCardBase = 0x0;              // card memory (gate store)
@@ -49,8 +49,8 @@ class CoreHarness {
       : opt_(opt), rng_(opt.seed() ^ 0x5eedc0feull), tb_(opt, name) {
     auto& d = tb_.dut();
     auto fail = [this](const std::string& m) { tb_.fail(m); };
-    host_ = std::make_unique<Mem>(rng_, host_ports(d), fail);
-    card_ = std::make_unique<Mem>(rng_, card_ports(d), fail);
+    host_ = std::make_unique<Mem>(rng_, core_host_ports(d), fail);
+    card_ = std::make_unique<Mem>(rng_, core_card_ports(d), fail);
     axil_ = std::make_unique<AxilMaster>(rng_, axil_slave_ports(d), fail);
     set_stress(s);
     host_->add_region(kHostBase, kHostSize, Mem::Access::kReadWrite);
@@ -272,49 +272,6 @@ class CoreHarness {
   }
 
  private:
-  static void put(VlWide<16>& dst, const Mem::Beat& b) {
-    for (int i = 0; i < 16; ++i) dst.at(i) = b[i];
-  }
-  static Mem::Beat get(const VlWide<16>& src) {
-    Mem::Beat b;
-    for (int i = 0; i < 16; ++i) b[i] = src.at(i);
-    return b;
-  }
-
-#define FARNN_AXI_PORTS(P)                                                                              \
-  Mem::Ports p;                                                                                       \
-  p.arvalid = [&d] { return d.P##arvalid != 0; };                                                     \
-  p.ar = [&d] {                                                                                       \
-    return Mem::Addr{d.P##arid, static_cast<uint64_t>(d.P##araddr), d.P##arlen, d.P##arsize, d.P##arburst}; \
-  };                                                                                                  \
-  p.set_arready = [&d](bool r) { d.P##arready = r; };                                                 \
-  p.set_r = [&d](bool v, const Mem::RBeat& b) {                                                       \
-    d.P##rvalid = v;                                                                                  \
-    d.P##rid = b.id;                                                                                  \
-    put(d.P##rdata, b.data);                                                                          \
-    d.P##rresp = static_cast<uint8_t>(b.resp);                                                        \
-    d.P##rlast = b.last;                                                                              \
-  };                                                                                                  \
-  p.rready = [&d] { return d.P##rready != 0; };                                                       \
-  p.awvalid = [&d] { return d.P##awvalid != 0; };                                                     \
-  p.aw = [&d] {                                                                                       \
-    return Mem::Addr{d.P##awid, static_cast<uint64_t>(d.P##awaddr), d.P##awlen, d.P##awsize, d.P##awburst}; \
-  };                                                                                                  \
-  p.set_awready = [&d](bool r) { d.P##awready = r; };                                                 \
-  p.wvalid = [&d] { return d.P##wvalid != 0; };                                                       \
-  p.w = [&d] { return Mem::WBeat{get(d.P##wdata), static_cast<uint64_t>(d.P##wstrb), d.P##wlast != 0}; }; \
-  p.set_wready = [&d](bool r) { d.P##wready = r; };                                                   \
-  p.set_b = [&d](bool v, const Mem::BResp& b) {                                                       \
-    d.P##bvalid = v;                                                                                  \
-    d.P##bid = b.id;                                                                                  \
-    d.P##bresp = static_cast<uint8_t>(b.resp);                                                        \
-  };                                                                                                  \
-  p.bready = [&d] { return d.P##bready != 0; };                                                       \
-  return p;
-
-  static Mem::Ports host_ports(Vfarnn_core& d) { FARNN_AXI_PORTS(m_axi_host_) }
-  static Mem::Ports card_ports(Vfarnn_core& d) { FARNN_AXI_PORTS(m_axi_card_) }
-#undef FARNN_AXI_PORTS
 
   const Options& opt_;
   Rng rng_;

@@ -48,7 +48,7 @@ expect "trunc.safetensors" grad --weights "$tmp/trunc.safetensors" --input "$ref
   --hidden 5 --out "$tmp/out.st"
 expect "--speed" "${grad[@]}" --hidden 5 --speed 3
 expect "--cell" "${grad[@]}" --hidden 5 --cell rnn
-expect "not part of this build" "${grad[@]}" --hidden 5 --device sim://?pes=4
+expect "this build simulates one farnn_core" "${grad[@]}" --hidden 5 --device "sim://?pes=8"
 expect "unknown option 'pes_'" "${grad[@]}" --hidden 5 --device "model://?pes_=4"
 expect "hidden 5 is above the device's maximum 4" "${grad[@]}" --hidden 5 --device "model://?hidden=4"
 expect "give --task" train --hidden 4 --checkpoint "$tmp/out.st"

@@ -18,8 +18,15 @@
 //   model://[?pes=N&hidden=N&batch=N&banks=N&depth=N&threads=N&card_mib=N]
 //        the bit-accurate engine model (no Verilator): results bit-identical to
 //        the RTL of the same NumPe; no cycles.
-//   sim://...   the Verilated core behind a mocked PCIe link   (not in this build)
-//   pcie://...  a card                                          (not in this build)
+//   sim://[?pcie=gen3x16|gen4x16&core_mhz=N&card_mib=N&seed=N&watchdog_us=N
+//          &cto_us=N&trace=FILE&pes=N&hidden=N&batch=N]
+//        the Verilated farnn_core (4 PEs, hidden <= 32, batch <= 4, 2 banks)
+//        in-process behind a mocked PCIe root complex and a DDR model; the
+//        driver is the same as a card's. Reports cycles and projected times at
+//        the clock `make synth` estimates (or core_mhz). pes/hidden/batch, when
+//        given, must match the built core (a check, not a choice).
+//   pcie://DDDD:BB:DD.F[?core_mhz=N&watchdog_us=N&card_mib=N]
+//        a card bound to vfio-pci (Linux).
 //
 // Data is float32 in host-visible buffers the device reaches by DMA. Layouts
 // (S = packed steps, PyTorch PackedSequence order: time steps in order, in
@@ -108,6 +115,17 @@ class TimeoutError : public DeviceError {
 };
 // The URI names a device kind this build does not provide, or it is malformed.
 class UnavailableError : public DeviceError {
+ public:
+  using DeviceError::DeviceError;
+};
+// A DMA of the command failed: a bus error (unmapped page, error response,
+// completion timeout) or an address outside the device's windows.
+class DmaError : public CommandError {
+ public:
+  using CommandError::CommandError;
+};
+// The link to the card is down (registers read all ones, DMA fails).
+class LinkError : public DeviceError {
  public:
   using DeviceError::DeviceError;
 };
@@ -214,7 +232,29 @@ struct Counters {
   uint64_t nonfinite_inputs = 0;  // NaN/Inf words read
   uint64_t nonfinite_outputs = 0; // NaN/Inf words written
   uint64_t cycles = 0;            // 0 on devices without time (the model)
-  double busy_seconds = 0;        // host wall time spent running commands
+  double busy_seconds = 0;        // time spent running commands: host wall time on the model,
+                                  // busy cycles at the core clock on a core
+};
+
+// Faults a simulated device injects (sim://), to test recovery. `after` counts
+// host-memory beats of the core (read beats for read faults, write beats for
+// write faults, either for the others) from the moment of injection; the
+// fault hits the beat after that many.
+enum class FaultKind {
+  kCompletionTimeout,  // a read's completion never comes; the bridge answers SLVERR after cto_us
+  kReadError,          // a read answers an error (completer abort)
+  kWriteError,         // a write answers an error
+  kStall,              // the link stalls for stall_us
+  kUnmapPage,          // the page of a user buffer the core is accessing is unmapped
+  kLostDoorbell,       // the next ring doorbell write is lost (`after` unused)
+  kLinkDown,           // the link goes down until reset()
+};
+const char* fault_kind_name(FaultKind kind);        // "completion_timeout", ...
+FaultKind parse_fault_kind(const std::string& name);  // InvalidArgumentError listing the names
+struct FaultPlan {
+  FaultKind kind = FaultKind::kReadError;
+  uint64_t after = 0;
+  double stall_us = 0;
 };
 
 // The outcome of one finished command.
@@ -257,6 +297,11 @@ class Device {
   virtual void drain(std::chrono::milliseconds limit = std::chrono::minutes(10)) = 0;
 
   virtual Counters counters() const = 0;
+  // Arms one fault (sim:// only; other devices throw UnavailableError).
+  virtual void inject_fault(const FaultPlan& plan);
+  // Lines for `farnn info`: link, registers, ring and window state (a device
+  // without them returns its description only).
+  virtual std::vector<std::string> status_report() { return {caps().description}; }
   // Drops queued commands (they fail with NotRunError), clears a failed state
   // and the banks; buffers and gate stores stay valid.
   virtual void reset() = 0;

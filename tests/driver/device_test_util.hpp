@@ -1,0 +1,141 @@
+// Shared by the Device API suites (model://, sim://): one layer's random data
+// and the engine model's results, a LOAD+FORWARD+BACKWARD through a device,
+// the bit-exact comparison, random shapes, and error-message checks.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "farnn/device.hpp"
+#include "farnn/engine_model.hpp"
+#include "farnn/golden.hpp"
+
+namespace farnn::devtest {
+
+using Words = std::vector<uint32_t>;
+
+inline uint32_t bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+inline Words random_words(size_t n, double bound, std::mt19937_64& rng) {
+  Words w(n);
+  for (uint32_t& x : w) x = bits(static_cast<float>(bound * (2 * golden::uniform01(rng) - 1)));
+  return w;
+}
+
+inline BufferPtr buffer_of(Device& dev, const Words& w, Access access, const std::string& name) {
+  BufferPtr b = dev.alloc(w.size(), access, name);
+  if (!w.empty()) std::memcpy(b->data(), w.data(), 4 * w.size());
+  return b;
+}
+
+inline Words words_of(const BufferPtr& b, size_t offset, size_t n) {
+  Words w(n);
+  if (n) std::memcpy(w.data(), b->data() + offset, 4 * n);
+  return w;
+}
+
+inline engine::Config engine_config(const LayerShape& s, int num_pe) {
+  return {s.cell == CellKind::kLstm ? engine::Cell::kLstm : engine::Cell::kGru, s.hidden, s.batch, s.steps,
+          num_pe, s.lengths};
+}
+
+// One layer's data, the engine model's results, and the device's buffers.
+struct LayerData {
+  LayerShape shape;
+  engine::Weights w;
+  Words xp, state_in, dh, carry;
+  engine::ForwardResult fw;
+  engine::BackwardResult bw;
+};
+
+inline LayerData make_layer(const LayerShape& s, int num_pe, std::mt19937_64& rng) {
+  LayerData d;
+  d.shape = s;
+  const size_t G = s.gates(), H = s.hidden, S = s.packed_steps(), B = s.batch, SW = state_words(s.cell);
+  d.w.w_hh = random_words(G * H * H, 1.0 / std::sqrt(H), rng);
+  d.w.b_hh = random_words(G * H, 0.5, rng);
+  d.xp = random_words(S * G * H, 1.0, rng);
+  d.state_in = random_words(B * H * SW, 0.5, rng);
+  d.dh = random_words(S * H, 1.0, rng);
+  d.carry = random_words(B * H, 0.5, rng);
+  const engine::Config cfg = engine_config(s, num_pe);
+  d.fw = engine::forward(cfg, d.w, d.xp, d.state_in);
+  d.bw = engine::backward(cfg, d.w, d.fw.records, d.dh, d.carry);
+  return d;
+}
+
+struct DeviceRun {
+  Words h, state_out, delta, dstate;
+  Counters fw, bw;
+};
+
+inline DeviceRun run_layer(Device& dev, const LayerData& d, int bank) {
+  const LayerShape& s = d.shape;
+  const size_t G = s.gates(), H = s.hidden, S = s.packed_steps(), B = s.batch, SW = state_words(s.cell);
+  // Weights in one buffer (w_hh then b_hh), at an offset.
+  Words wb(3);
+  wb.insert(wb.end(), d.w.w_hh.begin(), d.w.w_hh.end());
+  wb.insert(wb.end(), d.w.b_hh.begin(), d.w.b_hh.end());
+  BufferPtr weights = buffer_of(dev, wb, Access::kRead, "weights");
+  dev.load(bank, s, {weights, 3}, {weights, 3 + G * H * H})->wait();
+  BufferPtr xp = buffer_of(dev, d.xp, Access::kRead, "xp");
+  BufferPtr st = buffer_of(dev, d.state_in, Access::kRead, "state_in");
+  BufferPtr h = dev.alloc(S * H, Access::kWrite, "h");
+  BufferPtr so = dev.alloc(B * H * SW, Access::kReadWrite, "state_out");
+  GateStorePtr store = dev.alloc_gate_store(s);
+  DeviceRun r;
+  r.fw = dev.forward({s, bank, {xp}, {st}, {h}, {so}, store})->wait().delta;
+  BufferPtr dh = buffer_of(dev, d.dh, Access::kRead, "dh");
+  BufferPtr carry = buffer_of(dev, d.carry, Access::kRead, "carry");
+  BufferPtr delta = dev.alloc(S * H * kDeltaWords, Access::kWrite, "delta");
+  BufferPtr ds = dev.alloc(B * H * SW, Access::kWrite, "dstate");
+  r.bw = dev.backward({s, bank, store, {dh}, {carry}, {delta}, {ds}})->wait().delta;
+  r.h = words_of(h, 0, S * H);
+  r.state_out = words_of(so, 0, B * H * SW);
+  r.delta = words_of(delta, 0, S * H * kDeltaWords);
+  r.dstate = words_of(ds, 0, B * H * SW);
+  return r;
+}
+
+inline void expect_same(const LayerData& d, const DeviceRun& r, const std::string& where) {
+  EXPECT_EQ(r.h, d.fw.h) << where << " h";
+  EXPECT_EQ(r.state_out, d.fw.state_out) << where << " state_out";
+  EXPECT_EQ(r.delta, d.bw.delta) << where << " delta";
+  EXPECT_EQ(r.dstate, d.bw.state_out) << where << " dstate";
+}
+
+inline LayerShape random_shape(std::mt19937_64& rng, int max_hidden, int max_batch) {
+  LayerShape s;
+  s.cell = rng() % 2 ? CellKind::kGru : CellKind::kLstm;
+  s.hidden = 1 + static_cast<int>(rng() % max_hidden);
+  s.batch = 1 + static_cast<int>(rng() % max_batch);
+  s.steps = 1 + static_cast<int>(rng() % 9);
+  if (rng() % 2) {
+    for (int b = 0; b < s.batch; ++b) s.lengths.push_back(1 + static_cast<int>(rng() % s.steps));
+  }
+  return s;
+}
+
+template <class E>
+inline void expect_error(const std::function<void()>& fn, const std::string& phrase) {
+  try {
+    fn();
+    ADD_FAILURE() << "no error; expected one containing '" << phrase << "'";
+  } catch (const E& e) {
+    EXPECT_NE(std::string(e.what()).find(phrase), std::string::npos) << e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "wrong error type: " << e.what();
+  }
+}
+
+}  // namespace farnn::devtest
