@@ -10,7 +10,9 @@
 #include <random>
 #include <thread>
 
+#include "core_device.hpp"
 #include "device_test_util.hpp"
+#include "farnn/core_regs.hpp"
 #include "sim_device.hpp"
 
 namespace {
@@ -69,6 +71,139 @@ TEST(SimDevice, RandomLayersMatchTheModelBitForBit_Seed1) {
     EXPECT_GT(r.fw.cycles, 0u);
     EXPECT_GT(r.bw.cycles, 0u);
   }
+}
+
+TEST(SimDevice, BadArgumentsAreRefusedClearly) {
+  auto dev = open_sim();
+  std::mt19937_64 rng(3);
+  LayerShape s;
+  s.hidden = 8;
+  s.batch = 2;
+  s.steps = 3;
+  LayerShape big = s;
+  big.hidden = dev->caps().max_hidden + 1;
+  expect_error<CapacityError>([&] { dev->alloc_gate_store(big); }, "above the device's maximum");
+  LayerShape wide = s;
+  wide.batch = dev->caps().max_batch + 1;
+  expect_error<CapacityError>([&] { dev->alloc_gate_store(wide); }, "split the batch");
+  const LayerData d = make_layer(s, kPes, rng);
+  const size_t G = s.gates(), H = s.hidden, S = s.packed_steps();
+  BufferPtr w = buffer_of(*dev, d.w.w_hh, Access::kRead, "w_hh");
+  BufferPtr b = buffer_of(*dev, d.w.b_hh, Access::kRead, "b_hh");
+  auto model = Device::open("model://?pes=4");
+  BufferPtr foreign = model->alloc(G * H, Access::kRead, "model's");
+  expect_error<BufferError>([&] { dev->load(0, s, {w}, {foreign}); }, "not registered with this device");
+  BufferPtr small = dev->alloc(G * H * H - 1, Access::kRead, "small");
+  expect_error<BufferError>([&] { dev->load(0, s, {small}, {b}); }, "needs " + std::to_string(G * H * H));
+  dev->load(0, s, {w}, {b})->wait();
+  BufferPtr xp = buffer_of(*dev, d.xp, Access::kRead, "xp");
+  BufferPtr h = dev->alloc(S * H, Access::kRead, "h read-only");
+  GateStorePtr store = dev->alloc_gate_store(s);
+  expect_error<BufferError>([&] { dev->forward({s, 0, {xp}, {}, {h}, {}, store}); }, "registered read-only");
+  BufferPtr h2 = dev->alloc(S * H, Access::kWrite, "h");
+  expect_error<InvalidArgumentError>([&] { dev->forward({s, 1, {xp}, {}, {h2}, {}, store}); }, "holds no weights");
+  // A queued FORWARD holds its bank: a LOAD into it is refused, the other bank is free.
+  BufferPtr st = buffer_of(*dev, d.state_in, Access::kRead, "state_in");
+  JobPtr fw = dev->forward({s, 0, {xp}, {st}, {h2}, {}, store});
+  expect_error<BankBusyError>([&] { dev->load(0, s, {w}, {b}); }, "still in use");
+  dev->load(1, s, {w}, {b})->wait();
+  fw->wait();
+  EXPECT_EQ(words_of(h2, 0, S * H), d.fw.h);
+}
+
+TEST(SimDevice, NonFiniteDataPropagatesAndIsCounted) {
+  auto dev = open_sim();
+  std::mt19937_64 rng(4);
+  LayerShape s;
+  s.hidden = 4;
+  s.steps = 2;
+  LayerData d = make_layer(s, kPes, rng);
+  d.xp[0] = 0x7fc00000u;  // NaN
+  const engine::Config cfg = engine_config(s, kPes);
+  d.fw = engine::forward(cfg, d.w, d.xp, d.state_in);
+  d.bw = engine::backward(cfg, d.w, d.fw.records, d.dh, d.carry);
+  const Counters before = dev->counters();
+  const DeviceRun r = run_layer(*dev, d, 0);
+  expect_same(d, r, "NaN in xp");
+  EXPECT_GT(dev->counters().nonfinite_outputs - before.nonfinite_outputs, 0u);
+  EXPECT_EQ(dev->counters().failed, 0u);
+}
+
+TEST(SimDevice, TwoThreadsShareOneDevice) {
+  auto dev = open_sim();
+  std::vector<std::thread> threads;
+  std::vector<int> good(2, 0);
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937_64 rng(40 + t);
+      for (int i = 0; i < 3; ++i) {
+        LayerShape s = random_shape(rng, 16, 4);
+        const LayerData d = make_layer(s, kPes, rng);
+        const DeviceRun r = run_layer(*dev, d, t);  // each thread its own bank
+        good[t] += r.h == d.fw.h && r.delta == d.bw.delta && r.dstate == d.bw.state_out;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(good[0], 3);
+  EXPECT_EQ(good[1], 3);
+}
+
+// A transport shared by two drivers in turn; cut() makes it a dead link for the
+// first (a process that crashed stops touching the card).
+class SharedLink final : public Transport {
+ public:
+  explicit SharedLink(std::shared_ptr<sim::SimTransport> s) : s_(std::move(s)) {}
+  void cut() { cut_ = true; }
+  std::string describe() const override { return s_->describe(); }
+  LinkInfo link() const override { return s_->link(); }
+  uint32_t read32(uint32_t o) override { return cut_ ? 0xffffffffu : s_->read32(o); }
+  void write32(uint32_t o, uint32_t v) override {
+    if (!cut_) s_->write32(o, v);
+  }
+  DmaRegion alloc_dma(size_t n, const std::string& name) override { return s_->alloc_dma(n, name); }
+  void free_dma(const DmaRegion& r) override { s_->free_dma(r); }
+  uint64_t map_foreign(void* p, size_t n, const std::string& name) override { return s_->map_foreign(p, n, name); }
+  void unmap_foreign(uint64_t bus, size_t n) override { s_->unmap_foreign(bus, n); }
+  uint32_t wait_interrupt(uint32_t v, std::chrono::nanoseconds t) override {
+    return cut_ ? 0 : s_->wait_interrupt(v, t);
+  }
+  std::chrono::nanoseconds now() const override { return s_->now(); }
+  bool recover_link() override { return !cut_ && s_->recover_link(); }
+
+ private:
+  std::shared_ptr<sim::SimTransport> s_;
+  bool cut_ = false;
+};
+
+TEST(SimDevice, ADeviceLeftMidCommandIsResetByTheNextOpen) {
+  sim::SimConfig cfg;
+  cfg.core_clock_hz = sim::synth_clock_mhz() * 1e6;
+  auto card = std::make_shared<sim::SimTransport>(cfg);
+  std::mt19937_64 rng(5);
+  LayerShape s;
+  s.hidden = 16;
+  s.batch = 3;
+  s.steps = 6;
+  const LayerData d = make_layer(s, kPes, rng);
+  auto link1 = std::make_unique<SharedLink>(card);
+  SharedLink* first = link1.get();
+  driver::CoreOptions opt;
+  auto dev1 = driver::open_core_device(std::move(link1), opt);
+  // The first user queues LOAD and FORWARD, lets the card start, and "crashes".
+  const size_t H = s.hidden, S = s.packed_steps();
+  BufferPtr w = buffer_of(*dev1, d.w.w_hh, Access::kRead, "w_hh");
+  BufferPtr b = buffer_of(*dev1, d.w.b_hh, Access::kRead, "b_hh");
+  BufferPtr xp = buffer_of(*dev1, d.xp, Access::kRead, "xp");
+  BufferPtr h = dev1->alloc(S * H, Access::kWrite, "h");
+  dev1->load(0, s, {w}, {b});
+  dev1->forward({s, 0, {xp}, {}, {h}, {}, dev1->alloc_gate_store(s)});
+  card->wait_interrupt(0, std::chrono::microseconds(30));  // the card is mid-command
+  EXPECT_NE(card->read32(core_regs::kRegStatus) & core_regs::kStatusBusyMask, 0u);
+  first->cut();
+  // The next user opens the same card: it resets it and runs bit-exact.
+  auto dev2 = driver::open_core_device(std::make_unique<SharedLink>(card), opt);
+  expect_same(d, run_layer(*dev2, d, 0), "after the first user crashed");
 }
 
 // ---- faults
