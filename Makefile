@@ -6,12 +6,13 @@
 #   make bench   benchmarks, JSON under $(BUILD)/bench
 #   make sweep   exhaustive sigmoid/tanh sweep over all 2^32 inputs (minutes)
 #   make synth   Yosys estimates and post-synthesis equivalence checks
+#   make asan    the host driver's tests under ASan + UBSan, in build-asan/ (preset asan)
 #   make clean   remove the build tree
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_BUILD_TYPE ?= Release
 
-.PHONY: all deps configure build sim test lint bench sweep synth format clean
+.PHONY: all deps configure build sim test lint bench sweep synth asan format clean
 
 all: build
 
@@ -41,6 +42,14 @@ sweep: build
 
 synth: deps build
 	@cmake --build $(BUILD) --target synth
+
+# Presets in CMakePresets.json: build only the driver test targets, run only
+# their tests (ModelDevice*, SimDevice, PcieTransport) with leak detection on and
+# any UBSan report fatal.
+asan: deps
+	@cmake --preset asan >/dev/null
+	@cmake --build --preset asan -j $(JOBS)
+	@ctest --preset asan -j $(JOBS)
 
 format:
 	@git ls-files '*.cpp' '*.hpp' | xargs clang-format -i

@@ -1,6 +1,7 @@
 // Device API pieces shared by every device: names, shapes, URI parsing,
 // argument checks, fault names (Device::open is in sw/devices/).
 #include <algorithm>
+#include <cstring>
 #include <sstream>
 
 #include "device_common.hpp"
@@ -49,6 +50,89 @@ FaultKind parse_fault_kind(const std::string& name) {
 void Device::inject_fault(const FaultPlan& plan) {
   throw UnavailableError(std::string("fault injection (") + fault_kind_name(plan.kind) + ") needs a sim:// device; " +
                          caps().kind + " devices have none");
+}
+
+namespace {
+
+// One small layer through `dev`, bit for bit against the engine model.
+Device::SelfCheck layer_check(Device& dev, CellKind cell) {
+  const Capabilities& c = dev.caps();
+  Device::SelfCheck r{std::string(cell == CellKind::kLstm ? "LSTM" : "GRU") + " FORWARD+BACKWARD", false, ""};
+  try {
+    LayerShape s;
+    s.cell = cell;
+    s.hidden = std::min(8, c.max_resident_hidden(cell));
+    s.batch = std::min(2, c.max_batch);
+    s.steps = 3;
+    if (s.batch == 2) s.lengths = {3, 2};
+    const size_t G = s.gates(), H = s.hidden, S = s.packed_steps(), B = s.batch, W = state_words(cell);
+    uint32_t x = 0x2545f491u;  // xorshift: the same data on every device
+    const auto fill = [&](size_t n, float bound) {
+      std::vector<uint32_t> w(n);
+      for (auto& v : w) {
+        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+        const float f = bound * (static_cast<float>(x % 20001u) / 10000.0f - 1.0f);
+        std::memcpy(&v, &f, 4);
+      }
+      return w;
+    };
+    engine::Weights wt{fill(G * H * H, 0.35f), fill(G * H, 0.5f)};
+    const auto xp = fill(S * H * G, 1.0f), si = fill(B * H * W, 0.5f), dh = fill(S * H, 1.0f), carry = fill(B * H, 0.5f);
+    const engine::Config cfg = driver::engine_config(s, c.num_pe);
+    const auto fw = engine::forward(cfg, wt, xp, si);
+    const auto bw = engine::backward(cfg, wt, fw.records, dh, carry);
+    const auto put = [&](const std::vector<uint32_t>& w, const char* name) {
+      BufferPtr b = dev.alloc(w.size(), Access::kRead, name);
+      std::memcpy(b->data(), w.data(), 4 * w.size());
+      return b;
+    };
+    const auto get = [](const BufferPtr& b) {
+      std::vector<uint32_t> w(b->size());
+      std::memcpy(w.data(), b->data(), 4 * w.size());
+      return w;
+    };
+    BufferPtr w_hh = put(wt.w_hh, "w_hh"), b_hh = put(wt.b_hh, "b_hh"), bx = put(xp, "xp"), bs = put(si, "state_in");
+    BufferPtr bdh = put(dh, "dh"), bc = put(carry, "carry");
+    BufferPtr h = dev.alloc(S * H, Access::kWrite, "h"), so = dev.alloc(B * H * W, Access::kWrite, "state_out");
+    BufferPtr delta = dev.alloc(S * H * kDeltaWords, Access::kWrite, "delta");
+    BufferPtr ds = dev.alloc(B * H * W, Access::kWrite, "dstate");
+    GateStorePtr store = dev.alloc_gate_store(s);
+    dev.load(0, s, {w_hh}, {b_hh})->wait(std::chrono::seconds(60));
+    dev.forward({s, 0, {bx}, {bs}, {h}, {so}, store})->wait(std::chrono::seconds(60));
+    dev.backward({s, 0, store, {bdh}, {bc}, {delta}, {ds}})->wait(std::chrono::seconds(60));
+    const struct {
+      const char* name;
+      std::vector<uint32_t> got, want;
+    } outs[] = {{"h", get(h), fw.h}, {"final state", get(so), fw.state_out}, {"delta", get(delta), bw.delta},
+                {"dstate", get(ds), bw.state_out}};
+    size_t words = 0;
+    for (const auto& o : outs) {
+      for (size_t i = 0; i < o.want.size(); ++i) {
+        if (o.got[i] != o.want[i]) {
+          r.detail = s.describe() + ": " + o.name + " word " + std::to_string(i) + " differs from the model";
+          return r;
+        }
+      }
+      words += o.want.size();
+    }
+    r.ok = true;
+    r.detail = s.describe() + ": " + std::to_string(words) + " output words bit-exact with the engine model";
+  } catch (const std::exception& e) {
+    r.detail = e.what();
+  }
+  return r;
+}
+
+}  // namespace
+
+std::vector<Device::SelfCheck> Device::self_test() {
+  std::vector<SelfCheck> checks;
+  for (CellKind cell : {CellKind::kLstm, CellKind::kGru}) {
+    if (!(cell == CellKind::kLstm ? caps().lstm : caps().gru)) continue;
+    checks.push_back(layer_check(*this, cell));
+    reset();  // each check starts from a working device
+  }
+  return checks;
 }
 
 namespace driver {

@@ -1,7 +1,10 @@
 // farnn: the command-line tool.
-//   farnn info    [--device URI]                  what the device is
+//   farnn info    [--device URI]                  what the device is, its link, registers, ring, windows
+//   farnn selftest [--device URI] [--fault F]      bring-up checks, one verdict line each
 //   farnn grad    --weights W --input x --grad-output dy --cell C --hidden H --layers L
 //                 [--bidirectional] [--lengths l.npy] [--device URI] --out out.safetensors
+//   --fault KIND[:AFTER[:STALL_US]] (selftest, grad; sim:// only) arms one injected fault, e.g.
+//                 read_error:200 or stall:50:300 (the fault hits the host-memory beat after AFTER)
 //   farnn compare A.safetensors B.safetensors [--rtol R]   every tensor of B in A, within R * max|B|
 //   farnn train   (--task sine|adding | --x X.npy --y Y.npy [--lengths l.npy]) --cell C --hidden H ...
 // Bad input ends with one line "farnn: error: ..." and exit status 2; output
@@ -16,6 +19,7 @@
 #include <fstream>
 #include <numeric>
 #include <random>
+#include <sstream>
 
 #include "farnn/grad.hpp"
 #include "farnn/trainer.hpp"
@@ -59,6 +63,39 @@ std::vector<int> read_lengths(const std::string& path, int count) {
   return out;
 }
 
+// Opens the device and arms --fault (KIND[:AFTER[:STALL_US]]) on it.
+std::unique_ptr<Device> open_device(const std::string& uri, const std::string& fault) {
+  auto dev = Device::open(uri);
+  if (fault.empty()) return dev;
+  FaultPlan plan;
+  std::vector<std::string> parts;
+  std::stringstream ss(fault);
+  for (std::string p; std::getline(ss, p, ':');) parts.push_back(p);
+  if (parts.empty() || parts.size() > 3) {
+    throw std::invalid_argument("--fault " + fault + ": expected KIND[:AFTER[:STALL_US]]");
+  }
+  plan.kind = parse_fault_kind(parts[0]);
+  try {
+    if (parts.size() > 1) plan.after = std::stoull(parts[1]);
+    if (parts.size() > 2) plan.stall_us = std::stod(parts[2]);
+  } catch (const std::exception&) {
+    throw std::invalid_argument("--fault " + fault + ": AFTER and STALL_US must be numbers");
+  }
+  dev->inject_fault(plan);
+  return dev;
+}
+
+int cmd_selftest(const std::string& uri, const std::string& fault) {
+  auto dev = open_device(uri, fault);
+  int failed = 0;
+  for (const Device::SelfCheck& c : dev->self_test()) {
+    std::printf("%s  %s: %s\n", c.ok ? "PASS" : "FAIL", c.name.c_str(), c.detail.c_str());
+    failed += !c.ok;
+  }
+  std::printf("farnn selftest %s: %s\n", uri.c_str(), failed ? (std::to_string(failed) + " check(s) FAILED").c_str() : "all checks passed");
+  return failed ? 1 : 0;
+}
+
 int cmd_info(const std::string& uri) {
   auto dev = Device::open(uri);
   const Capabilities& c = dev->caps();
@@ -71,10 +108,12 @@ int cmd_info(const std::string& uri) {
               static_cast<unsigned long long>(c.card_memory_bytes >> 20));
   if (c.clock_mhz > 0) std::printf("clock:         %.1f MHz\n", c.clock_mhz);
   else std::printf("clock:         none (the model reports results, not time)\n");
+  const auto lines = dev->status_report();
+  for (size_t i = 1; i < lines.size(); ++i) std::printf("%s\n", lines[i].c_str());
   return 0;
 }
 
-int cmd_grad(const ModelFlags& m, const std::string& uri, const std::string& weights, const std::string& input,
+int cmd_grad(const ModelFlags& m, const std::string& uri, const std::string& fault, const std::string& weights, const std::string& input,
              const std::string& grad_output, const std::string& lengths, const std::string& out) {
   GradInputs in;
   in.weights = io::read_safetensors(weights);
@@ -92,7 +131,7 @@ int cmd_grad(const ModelFlags& m, const std::string& uri, const std::string& wei
       }
     }
   }
-  auto dev = Device::open(uri);
+  auto dev = open_device(uri, fault);
   auto backend = make_cpu_backend();
   const io::TensorList result = compute_grad(m.config(1), *dev, *backend, in);
   io::write_safetensors(out, result);
@@ -221,6 +260,11 @@ int main(int argc, char** argv) {
   auto* info = app.add_subcommand("info", "what the device is");
   info->add_option("--device", uri, "device URI");
 
+  std::string fault;
+  auto* selftest = app.add_subcommand("selftest", "bring-up checks: registers, DMA, windows, LSTM and GRU vs the model");
+  selftest->add_option("--device", uri, "device URI");
+  selftest->add_option("--fault", fault, "inject KIND[:AFTER[:STALL_US]] (sim:// only)");
+
   ModelFlags gm;
   std::string weights, input, grad_output, out, lengths;
   auto* grad = app.add_subcommand("grad", "one forward and backward, to compare with PyTorch");
@@ -230,6 +274,7 @@ int main(int argc, char** argv) {
   grad->add_option("--lengths", lengths, "per-sequence lengths (B,) .npy");
   grad->add_option("--out", out, "results (.safetensors)")->required();
   grad->add_option("--device", uri, "device URI");
+  grad->add_option("--fault", fault, "inject KIND[:AFTER[:STALL_US]] (sim:// only)");
   gm.add(*grad, true);
 
   std::string a_path, b_path;
@@ -275,7 +320,8 @@ int main(int argc, char** argv) {
   }
   try {
     if (*info) return cmd_info(uri);
-    if (*grad) return cmd_grad(gm, uri, weights, input, grad_output, lengths, out);
+    if (*selftest) return cmd_selftest(uri, fault);
+    if (*grad) return cmd_grad(gm, uri, fault, weights, input, grad_output, lengths, out);
     if (*compare) return cmd_compare(a_path, b_path, rtol);
     if (*tr) return cmd_train(tm, tc, tf, uri);
   } catch (const std::exception& e) {

@@ -299,6 +299,17 @@ class Device {
   virtual Counters counters() const = 0;
   // Arms one fault (sim:// only; other devices throw UnavailableError).
   virtual void inject_fault(const FaultPlan& plan);
+  // The bring-up checks of `farnn selftest`, each with a one-line verdict.
+  // Every device: one small LOAD+FORWARD+BACKWARD each of LSTM and GRU,
+  // bit for bit against the engine model. A core adds the scratch register,
+  // DMA through the host master both ways, and the refusal of an address
+  // outside the windows. Leaves the device reset.
+  struct SelfCheck {
+    std::string name;
+    bool ok = false;
+    std::string detail;
+  };
+  virtual std::vector<SelfCheck> self_test();
   // Lines for `farnn info`: link, registers, ring and window state (a device
   // without them returns its description only).
   virtual std::vector<std::string> status_report() { return {caps().description}; }
