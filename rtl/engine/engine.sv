@@ -152,7 +152,7 @@ module engine #(
   logic [CountWidth-1:0]   mac_count, wload_count;
   logic                    run_busy;
   logic [BankWidth-1:0]    run_bank, ld_bank;
-  logic                    ld_busy, ld_start, ld_ready, ld_valid, cmd_takes;
+  logic                    ld_busy, ld_ready, ld_valid, cmd_takes;
   logic [NumBanks-1:0]     bank_valid;
   logic [NumBanks*2-1:0]   bank_cell;
   logic [NumBanks*16-1:0]  bank_hidden;
@@ -211,7 +211,6 @@ module engine #(
     .abort_i,
     .busy_o        (ld_busy),
     .bank_o        (ld_bank),
-    .start_o       (ld_start),
     .done_o        (load_done_o),
     .status_o      (load_status_o),
     .status_unit_o (load_status_unit_o),
@@ -302,7 +301,6 @@ module engine #(
     .bank_hidden_i     (bank_hidden),
     .load_busy_i       (ld_busy),
     .load_bank_i       (ld_bank),
-    .load_start_i      (ld_start),
     .state_valid_i     (state_in_valid_i),
     .state_ready_o     (state_in_ready_o),
     .state_data_i      (state_in_data_i),

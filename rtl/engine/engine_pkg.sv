@@ -57,6 +57,9 @@ package engine_pkg;
 
   // Bytes per gate-store record (one 256-bit word per hidden unit and step).
   localparam int unsigned RECORD_BYTES = 32;
+  // Finished FORWARDs the sequencer remembers for BACKWARD (a stacked,
+  // bidirectional model runs every forward before the first backward).
+  localparam int unsigned FW_RECORDS = 8;
 
   // PE timing. A MAC issued at cycle i reads the weight RAM at i, multiplies at
   // i+1, reads the accumulator at i+MulLatency, adds at i+1+MulLatency and

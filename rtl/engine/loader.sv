@@ -48,7 +48,6 @@ module loader #(
   input  logic                        abort_i,
   output logic                        busy_o,
   output logic [BankWidth-1:0]        bank_o,           // the bank being loaded
-  output logic                        start_o,          // a LOAD of bank_o begins (bank invalid)
   output logic                        done_o,
   output logic [4:0]                  status_o,
   output logic [3:0]                  status_unit_o,
@@ -185,7 +184,6 @@ module loader #(
 
     load_ready_o   = 1'b0;
     weight_ready_o = 1'b0;
-    start_o        = 1'b0;
     done_o         = 1'b0;
     wflush_o       = (state_q == L_ABORT);
     bias_we_o      = '0;
@@ -251,7 +249,6 @@ module loader #(
           state_d  = L_DONE;
         end else begin
           status_d   = engine_pkg::ERR_NONE;
-          start_o    = 1'b1;
           bv_d[bank_q] = 1'b0;
         end
       end
@@ -351,7 +348,6 @@ module loader #(
     end else if (state_q == L_SETUP || state_q == L_DIVIDE || state_q == L_CHECK) begin
       if (abort_i) begin
         status_d = engine_pkg::ERR_ABORTED;
-        start_o  = 1'b0;
         bv_d     = bv_q;
         state_d  = L_DONE;
       end

@@ -103,7 +103,6 @@ module sequencer #(
   input  logic [NumBanks*16-1:0]  bank_hidden_i,
   input  logic                    load_busy_i,      // a LOAD of load_bank_i is running
   input  logic [BankWidth-1:0]    load_bank_i,
-  input  logic                    load_start_i,     // a LOAD of load_bank_i begins
   // Input stream consumed here.
   input  logic                    state_valid_i,
   output logic                    state_ready_o,
@@ -215,13 +214,21 @@ module sequencer #(
   logic [15:0]   s_ared_q, s_ared_d;  // REDUCE -> next wave
   logic [15:0]   wait_cfg_q, wait_cfg_d;
 
-  // The last finished FORWARD (a BACKWARD must match it).
-  logic          f_ok_q, f_ok_d;
-  logic [7:0]    f_bank_q, f_bank_d;
-  logic [MaxBatch*16-1:0] f_len_q, f_len_d;
-  logic [1:0]    f_cell_q, f_cell_d;
-  logic [15:0]   f_hid_q, f_hid_d, f_bat_q, f_bat_d, f_stp_q, f_stp_d;
-  logic [MemAddrWidth-1:0] f_base_q, f_base_d;
+  // The finished FORWARDs a BACKWARD may match (engine_pkg::FW_RECORDS of
+  // them): each one's key (cell, H, B, T, store base, bank, lengths) and its
+  // store window [lo, hi). A FORWARD accepted over a window voids every
+  // record it overlaps; a finished one takes a free entry, else the oldest.
+  localparam int unsigned FR = engine_pkg::FW_RECORDS;
+  localparam int unsigned KW = 2 + 3 * 16 + MemAddrWidth + 8 + MaxBatch * 16;
+  localparam int unsigned FRW = (FR > 1) ? $clog2(FR) : 1;
+  logic [FR-1:0]              fr_ok_q, fr_ok_d;
+  logic [FR*KW-1:0]           fr_key_q, fr_key_d;
+  logic [FR*MemAddrWidth-1:0] fr_lo_q, fr_lo_d, fr_hi_q, fr_hi_d;
+  logic [FRW-1:0]             fr_next_q, fr_next_d;  // the oldest entry (round robin)
+  logic [KW-1:0]              fr_key;                // the running command's key
+  logic [MemAddrWidth-1:0]    fr_end;                // its store window's end
+  logic                       fr_match;              // a record matches it
+  logic [FRW-1:0]             fr_slot;               // where a finished FORWARD goes
 
   logic is_lstm, is_gru, is_bw, is_fw, running;
   assign is_lstm = (cell_q == engine_pkg::CELL_LSTM);
@@ -405,14 +412,11 @@ module sequencer #(
     // The LOAD seen at acceptance, as long as it runs (a later one came later).
     after_load_d = after_load_q && load_busy_i && (load_bank_i == BankWidth'(bank_q));
     bank_base_d = bank_base_q;
-    f_ok_d     = f_ok_q;
-    f_bank_d   = f_bank_q;
-    f_len_d    = f_len_q;
-    f_cell_d   = f_cell_q;
-    f_hid_d    = f_hid_q;
-    f_bat_d    = f_bat_q;
-    f_stp_d    = f_stp_q;
-    f_base_d   = f_base_q;
+    fr_ok_d    = fr_ok_q;
+    fr_key_d   = fr_key_q;
+    fr_lo_d    = fr_lo_q;
+    fr_hi_d    = fr_hi_q;
+    fr_next_d  = fr_next_q;
     n_d        = n_q;
     b_d        = b_q;
     t_d        = t_q;
@@ -597,14 +601,17 @@ module sequencer #(
                        bank_hidden_i[BankWidth'(bank_q)*16 +: 16] == hid_q)) begin
           status_d = engine_pkg::ERR_NO_WEIGHTS;
           state_d  = S_DONE;
-        end else if (is_bw && !(f_ok_q && f_cell_q == cell_q && f_hid_q == hid_q && f_bat_q == bat_q &&
-                                f_stp_q == stp_q && f_base_q == base_q && f_bank_q == bank_q &&
-                                f_len_q == len_q)) begin
+        end else if (is_bw && !fr_match) begin
           status_d = engine_pkg::ERR_NO_FORWARD;
           state_d  = S_DONE;
         end else begin
           status_d = engine_pkg::ERR_NONE;
-          if (is_fw) f_ok_d = 1'b0;
+          if (is_fw) begin  // it overwrites the records of every forward whose window it overlaps
+            for (int i = 0; i < FR; i++) begin
+              if (base_q < fr_hi_q[i*MemAddrWidth +: MemAddrWidth] &&
+                  fr_lo_q[i*MemAddrWidth +: MemAddrWidth] < fr_end) fr_ok_d[i] = 1'b0;
+            end
+          end
         end
       end
 
@@ -805,16 +812,6 @@ module sequencer #(
       S_DRAIN: begin
         if (units_q == (is_bw ? tbh_q + bh_q : tbh_q) && drain_idle_i) begin
           state_d = S_DONE;
-          if (is_fw) begin
-            f_ok_d   = 1'b1;
-            f_cell_d = cell_q;
-            f_hid_d  = hid_q;
-            f_bat_d  = bat_q;
-            f_stp_d  = stp_q;
-            f_base_d = base_q;
-            f_bank_d = bank_q;
-            f_len_d  = len_q;
-          end
         end else if (units_q == (is_bw ? tbh_q + bh_q : tbh_q)) begin
           stall = 4'b0010;
         end
@@ -880,12 +877,19 @@ module sequencer #(
       end
       if (state_d == S_ABORT && state_q != S_ABORT) begin
         fl_d = 8'(FlushCycles - 1);
-        if (is_fw) f_ok_d = 1'b0;  // even in the cycle its drain completed
       end
     end
 
-    // A LOAD into the bank of the last FORWARD changes its weights.
-    if (load_start_i && f_bank_q == 8'(load_bank_i)) f_ok_d = 1'b0;
+    // A FORWARD that drained (not aborted in the same cycle) becomes a record.
+    // A later LOAD of its bank does not void it: the weights a BACKWARD uses
+    // are the bank's at that time (the driver reloads the same ones).
+    if (state_q == S_DRAIN && state_d == S_DONE && is_fw) begin
+      fr_ok_d[fr_slot]                          = 1'b1;
+      fr_key_d[fr_slot*KW +: KW]                = fr_key;
+      fr_lo_d[fr_slot*MemAddrWidth +: MemAddrWidth] = base_q;
+      fr_hi_d[fr_slot*MemAddrWidth +: MemAddrWidth] = fr_end;
+      if (fr_ok_q[fr_slot]) fr_next_d = (fr_next_q == FRW'(FR - 1)) ? '0 : fr_next_q + 1'b1;
+    end
 
   end
 
@@ -939,6 +943,18 @@ module sequencer #(
   assign xp_open_o = running && is_fw && (xp_left_q != 0);
   assign dh_open_o = running && is_bw && (dh_left_q != 0);
 
+  // ----------------------------------------------------------- forward records
+  assign fr_key = {cell_q, hid_q, bat_q, stp_q, base_q, bank_q, len_q};
+  assign fr_end = base_q + MemAddrWidth'(bytes_q);
+  always_comb begin
+    fr_match = 1'b0;
+    fr_slot  = fr_next_q;
+    for (int i = FR - 1; i >= 0; i--) begin
+      if (fr_ok_q[i] && fr_key_q[i*KW +: KW] == fr_key) fr_match = 1'b1;
+      if (!fr_ok_q[i]) fr_slot = FRW'(i);  // the lowest free entry
+    end
+  end
+
   // ----------------------------------------------------------- registers
   always_ff @(posedge clk_i) begin
     if (rst_i) begin
@@ -948,7 +964,8 @@ module sequencer #(
       skip_q     <= engine_pkg::UNIT_NONE;
       wd_q       <= '0;
       fl_q       <= '0;
-      f_ok_q     <= 1'b0;
+      fr_ok_q    <= '0;
+      fr_next_q  <= '0;
       tk_valid_q <= 1'b0;
       op_q       <= engine_pkg::CMD_FORWARD;
       cell_q     <= engine_pkg::CELL_LSTM;
@@ -961,7 +978,8 @@ module sequencer #(
       skip_q     <= skip_d;
       wd_q       <= wd_d;
       fl_q       <= fl_d;
-      f_ok_q     <= f_ok_d;
+      fr_ok_q    <= fr_ok_d;
+      fr_next_q  <= fr_next_d;
       tk_valid_q <= tk_valid_d;
       op_q       <= op_d;
       cell_q     <= cell_d;
@@ -997,12 +1015,9 @@ module sequencer #(
     bank_q     <= bank_d;
     after_load_q <= after_load_d;
     bank_base_q <= bank_base_d;
-    f_bank_q   <= f_bank_d;
-    f_cell_q   <= f_cell_d;
-    f_hid_q    <= f_hid_d;
-    f_bat_q    <= f_bat_d;
-    f_stp_q    <= f_stp_d;
-    f_base_q   <= f_base_d;
+    fr_key_q   <= fr_key_d;
+    fr_lo_q    <= fr_lo_d;
+    fr_hi_q    <= fr_hi_d;
     n_q        <= n_d;
     b_q        <= b_d;
     t_q        <= t_d;
@@ -1012,7 +1027,6 @@ module sequencer #(
     maxlen_q   <= maxlen_d;
     maxslot_q  <= maxslot_d;
     len_bad_q  <= len_bad_d;
-    f_len_q    <= f_len_d;
     j_q        <= j_d;
     w_q        <= w_d;
     i_q        <= i_d;

@@ -33,8 +33,8 @@ TEST(ModelDevice, OpensWithOptionsAndReportsCapabilities) {
 }
 
 TEST(ModelDevice, RefusesBadUris) {
-  expect_error<UnavailableError>([] { Device::open("sim://?pes=4"); }, "not part of this build");
-  expect_error<UnavailableError>([] { Device::open("pcie://0000:65:00.0"); }, "not part of this build");
+  expect_error<UnavailableError>([] { Device::open("sim://?pes=8"); }, "this build simulates one farnn_core");
+  expect_error<UnavailableError>([] { Device::open("pcie://0000:ff:1f.7"); }, "no PCI device 0000:ff:1f.7");
   expect_error<UnavailableError>([] { Device::open("fpga://x"); }, "unknown device kind 'fpga'");
   expect_error<UnavailableError>([] { Device::open("model"); }, "not a device URI");
   expect_error<UnavailableError>([] { Device::open("model://?pes"); }, "not key=value");

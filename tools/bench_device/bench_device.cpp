@@ -41,8 +41,8 @@ constexpr int kDefaultSteps = 32;
 constexpr int kMaxSteps = 4096;
 const char* const kPresets[] = {"gen3x16", "gen4x16"};
 
-const char* const kUsage =
-    "usage: bench_device [--steps N] [--seed N] [--json PATH] [--help]\n"
+const char* const kSynopsis = "usage: bench_device [--steps N] [--seed N] [--json PATH] [--help]\n";
+const char* const kHelp =
     "  LOAD, FORWARD and BACKWARD of the largest resident LSTM and GRU layer through\n"
     "  sim:// (the Verilated farnn_core behind the mocked PCIe link) at gen3x16 and\n"
     "  gen4x16; results checked bit-exact against the engine model.\n"
@@ -64,7 +64,8 @@ struct Options {
   bool help = false;
 };
 
-uint64_t parse_number(const std::string& option, const std::string& text, uint64_t lo, uint64_t hi) {
+uint64_t parse_number(const std::string& option, const std::string& text, uint64_t lo,
+                      uint64_t hi) {
   size_t used = 0;
   uint64_t v = 0;
   bool ok = !text.empty() && text[0] != '-' && text[0] != '+';
@@ -76,8 +77,8 @@ uint64_t parse_number(const std::string& option, const std::string& text, uint64
     }
   }
   if (!ok || used != text.size() || v < lo || v > hi) {
-    throw UsageError(option + " '" + text + "': expected an integer in " + std::to_string(lo) + ".." +
-                     std::to_string(hi));
+    throw UsageError(option + " '" + text + "': expected an integer in " + std::to_string(lo) +
+                     ".." + std::to_string(hi));
   }
   return v;
 }
@@ -103,6 +104,11 @@ Options parse_options(int argc, char** argv) {
       if (value.empty()) throw UsageError("--json needs a non-empty path");
       o.json_path = value;
     }
+  }
+  // A path we cannot write is refused now, not after the run (append: an existing file stays as it
+  // is).
+  if (!o.help && !std::ofstream(o.json_path, std::ios::app)) {
+    throw UsageError("--json '" + o.json_path + "': cannot open it for writing");
   }
   return o;
 }
@@ -133,7 +139,8 @@ struct Layer {
 Layer make_layer(const LayerShape& s, int num_pe, std::mt19937_64& rng) {
   Layer l;
   l.shape = s;
-  const size_t G = s.gates(), H = s.hidden, S = s.packed_steps(), B = s.batch, SW = state_words(s.cell);
+  const size_t G = s.gates(), H = s.hidden, S = s.packed_steps(), B = s.batch,
+               SW = state_words(s.cell);
   l.w.w_hh = random_words(G * H * H, 1.0 / std::sqrt(static_cast<double>(H)), rng);
   l.w.b_hh = random_words(G * H, 1.0 / std::sqrt(static_cast<double>(H)), rng);
   l.xp = random_words(S * H * G, 1.0, rng);
@@ -159,8 +166,8 @@ void check_same(const BufferPtr& buf, const Words& want, const std::string& wher
   for (size_t i = 0; i < want.size(); ++i) {
     if (got[i] != want[i]) {
       char msg[160];
-      std::snprintf(msg, sizeof msg, ": word %zu of %zu is 0x%08x, the engine model says 0x%08x", i, want.size(),
-                    got[i], want[i]);
+      std::snprintf(msg, sizeof msg, ": word %zu of %zu is 0x%08x, the engine model says 0x%08x", i,
+                    want.size(), got[i], want[i]);
       throw std::runtime_error("bench_device: " + where + " differs from the engine model" + msg);
     }
   }
@@ -184,7 +191,8 @@ double link_efficiency(uint64_t bytes, double seconds, double goodput) {
   return seconds > 0 ? static_cast<double>(bytes) / (seconds * goodput) : 0.0;
 }
 
-json run_phase(const PhaseContext& cx, const std::string& phase, const std::function<JobPtr()>& submit) {
+json run_phase(const PhaseContext& cx, const std::string& phase,
+               const std::function<JobPtr()>& submit) {
   const sim::LinkStats a = cx.transport.stats();
   const JobReport r = submit()->wait();
   const sim::LinkStats b = cx.transport.stats();
@@ -193,52 +201,65 @@ json run_phase(const PhaseContext& cx, const std::string& phase, const std::func
   const double seconds = static_cast<double>(cycles) / clock_hz;
   const double wall_us = std::chrono::duration<double, std::micro>(r.finished - r.started).count();
   const uint64_t host_rd = b.read_bytes - a.read_bytes, host_wr = b.write_bytes - a.write_bytes;
-  const double util = cycles ? static_cast<double>(r.delta.macs) / (static_cast<double>(cx.caps.num_pe) * cycles) : 0;
-  return json{{"cell", cx.cell},
-              {"preset", cx.preset},
-              {"phase", phase},
-              {"what", r.what},
-              {"cycles", cycles},
-              {"projected_us", seconds * 1e6},
-              {"wall_us", wall_us},
-              {"macs", r.delta.macs},
-              {"mac_utilization", util},
-              {"host_bytes", {{"read", host_rd}, {"write", host_wr}}},
-              {"host_bursts", {{"read", b.read_bursts - a.read_bursts}, {"write", b.write_bursts - a.write_bursts}}},
-              {"card_bytes",
-               {{"read", b.card_read_bytes - a.card_read_bytes}, {"write", b.card_write_bytes - a.card_write_bytes}}},
-              {"mmio", {{"reads", b.mmio_reads - a.mmio_reads}, {"writes", b.mmio_writes - a.mmio_writes}}},
-              {"link_efficiency",
-               {{"read", link_efficiency(host_rd, seconds, cx.link.read_goodput())},
-                {"write", link_efficiency(host_wr, seconds, cx.link.write_goodput())}}},
-              {"read_channel_busy",
-               cycles ? static_cast<double>(b.r_busy_cycles - a.r_busy_cycles) / static_cast<double>(cycles) : 0.0}};
+  const double util =
+      cycles ? static_cast<double>(r.delta.macs) / (static_cast<double>(cx.caps.num_pe) * cycles)
+             : 0;
+  return json{
+      {"cell", cx.cell},
+      {"preset", cx.preset},
+      {"phase", phase},
+      {"what", r.what},
+      {"cycles", cycles},
+      {"projected_us", seconds * 1e6},
+      {"wall_us", wall_us},
+      {"macs", r.delta.macs},
+      {"mac_utilization", util},
+      {"host_bytes", {{"read", host_rd}, {"write", host_wr}}},
+      {"host_bursts",
+       {{"read", b.read_bursts - a.read_bursts}, {"write", b.write_bursts - a.write_bursts}}},
+      {"card_bytes",
+       {{"read", b.card_read_bytes - a.card_read_bytes},
+        {"write", b.card_write_bytes - a.card_write_bytes}}},
+      {"mmio", {{"reads", b.mmio_reads - a.mmio_reads}, {"writes", b.mmio_writes - a.mmio_writes}}},
+      {"link_efficiency",
+       {{"read", link_efficiency(host_rd, seconds, cx.link.read_goodput())},
+        {"write", link_efficiency(host_wr, seconds, cx.link.write_goodput())}}},
+      {"read_channel_busy",
+       cycles ? static_cast<double>(b.r_busy_cycles - a.r_busy_cycles) / static_cast<double>(cycles)
+              : 0.0}};
 }
 
 void print_header() {
-  std::printf("%-4s %-7s %-8s %9s %9s %9s %8s %6s %9s %9s %9s %9s %5s %5s %7s %7s %6s\n", "cell", "preset", "phase",
-              "cycles", "proj_us", "wall_us", "MACs", "util", "host_rd_B", "host_wr_B", "card_rd_B", "card_wr_B",
-              "mmioR", "mmioW", "eff_rd", "eff_wr", "r_busy");
+  std::printf("%-4s %-7s %-8s %9s %9s %9s %8s %6s %9s %9s %9s %9s %5s %5s %7s %7s %6s\n", "cell",
+              "preset", "phase", "cycles", "proj_us", "wall_us", "MACs", "util", "host_rd_B",
+              "host_wr_B", "card_rd_B", "card_wr_B", "mmioR", "mmioW", "eff_rd", "eff_wr",
+              "r_busy");
 }
 
 void print_row(const json& j) {
-  std::printf("%-4s %-7s %-8s %9llu %9.2f %9.2f %8llu %5.1f%% %9llu %9llu %9llu %9llu %5llu %5llu %6.2f%% %6.2f%% %5.1f%%\n",
-              j["cell"].get<std::string>().c_str(), j["preset"].get<std::string>().c_str(),
-              j["phase"].get<std::string>().c_str(), j["cycles"].get<unsigned long long>(),
-              j["projected_us"].get<double>(), j["wall_us"].get<double>(), j["macs"].get<unsigned long long>(),
-              100 * j["mac_utilization"].get<double>(), j["host_bytes"]["read"].get<unsigned long long>(),
-              j["host_bytes"]["write"].get<unsigned long long>(), j["card_bytes"]["read"].get<unsigned long long>(),
-              j["card_bytes"]["write"].get<unsigned long long>(), j["mmio"]["reads"].get<unsigned long long>(),
-              j["mmio"]["writes"].get<unsigned long long>(), 100 * j["link_efficiency"]["read"].get<double>(),
-              100 * j["link_efficiency"]["write"].get<double>(), 100 * j["read_channel_busy"].get<double>());
+  std::printf(
+      "%-4s %-7s %-8s %9llu %9.2f %9.2f %8llu %5.1f%% %9llu %9llu %9llu %9llu %5llu %5llu %6.2f%% "
+      "%6.2f%% %5.1f%%\n",
+      j["cell"].get<std::string>().c_str(), j["preset"].get<std::string>().c_str(),
+      j["phase"].get<std::string>().c_str(), j["cycles"].get<unsigned long long>(),
+      j["projected_us"].get<double>(), j["wall_us"].get<double>(),
+      j["macs"].get<unsigned long long>(), 100 * j["mac_utilization"].get<double>(),
+      j["host_bytes"]["read"].get<unsigned long long>(),
+      j["host_bytes"]["write"].get<unsigned long long>(),
+      j["card_bytes"]["read"].get<unsigned long long>(),
+      j["card_bytes"]["write"].get<unsigned long long>(),
+      j["mmio"]["reads"].get<unsigned long long>(), j["mmio"]["writes"].get<unsigned long long>(),
+      100 * j["link_efficiency"]["read"].get<double>(),
+      100 * j["link_efficiency"]["write"].get<double>(),
+      100 * j["read_channel_busy"].get<double>());
   std::fflush(stdout);
 }
 
 // LOAD, FORWARD, BACKWARD of the largest resident `cell` layer on a fresh
 // sim:// device at `preset`; appends the three records to `results`.
 // `clock_mhz` gets the device's clock (caps.clock_mhz).
-void run_layer(CellKind cell, const std::string& preset, const Options& opt, json& results, json& presets,
-               double& clock_mhz) {
+void run_layer(CellKind cell, const std::string& preset, const Options& opt, json& results,
+               json& presets, double& clock_mhz) {
   sim::SimTransport* transport = nullptr;
   const std::string uri = "sim://?pcie=" + preset + "&seed=" + std::to_string(opt.seed);
   std::unique_ptr<Device> dev = sim::open_sim_device(driver::Uri::parse(uri), &transport);
@@ -257,7 +278,8 @@ void run_layer(CellKind cell, const std::string& preset, const Options& opt, jso
   // The same data at both presets: the generator depends on the seed and the cell only.
   std::mt19937_64 rng(opt.seed * 2 + (cell == CellKind::kGru ? 1 : 0));
   const Layer l = make_layer(s, caps.num_pe, rng);
-  const size_t G = s.gates(), H = s.hidden, S = s.packed_steps(), B = s.batch, SW = state_words(s.cell);
+  const size_t G = s.gates(), H = s.hidden, S = s.packed_steps(), B = s.batch,
+               SW = state_words(s.cell);
 
   Words wb = l.w.w_hh;
   wb.insert(wb.end(), l.w.b_hh.begin(), l.w.b_hh.end());
@@ -273,12 +295,18 @@ void run_layer(CellKind cell, const std::string& preset, const Options& opt, jso
   GateStorePtr store = dev->alloc_gate_store(s);
 
   const PhaseContext cx{caps, *transport, link, cell_kind_name(cell), preset};
-  const std::string where = std::string(cell_kind_name(cell)) + " at " + preset + " (" + s.describe() + ")";
+  const std::string where =
+      std::string(cell_kind_name(cell)) + " at " + preset + " (" + s.describe() + ")";
   json phases = json::array();
-  phases.push_back(run_phase(cx, "load", [&] { return dev->load(0, s, {weights, 0}, {weights, G * H * H}); }));
-  phases.push_back(run_phase(cx, "forward", [&] { return dev->forward({s, 0, {xp}, {st}, {h}, {so}, store}); }));
-  phases.push_back(
-      run_phase(cx, "backward", [&] { return dev->backward({s, 0, store, {dh}, {carry}, {delta}, {ds}}); }));
+  phases.push_back(run_phase(cx, "load", [&] {
+    return dev->load(0, s, {weights, 0}, {weights, G * H * H});
+  }));
+  phases.push_back(run_phase(cx, "forward", [&] {
+    return dev->forward({s, 0, {xp}, {st}, {h}, {so}, store});
+  }));
+  phases.push_back(run_phase(cx, "backward", [&] {
+    return dev->backward({s, 0, store, {dh}, {carry}, {delta}, {ds}});
+  }));
   // No figure from a wrong run.
   check_same(h, l.fw.h, where + ": FORWARD h");
   check_same(so, l.fw.state_out, where + ": FORWARD state_out");
@@ -296,9 +324,12 @@ void run_layer(CellKind cell, const std::string& preset, const Options& opt, jso
 int run(const Options& opt) {
   const sim::BuiltCore core = sim::built_core();
   std::printf("bench_device: seed %llu, T = %d, core: %s, clock %.1f MHz (make synth estimate)\n",
-              static_cast<unsigned long long>(opt.seed), opt.steps, core.describe().c_str(), sim::synth_clock_mhz());
-  std::printf("  proj_us: busy cycles at the clock; wall_us: start to finish as the driver saw it (device time);\n"
-              "  eff_rd/eff_wr: bytes moved / (proj_us x the preset's goodput); r_busy: read beats / busy cycles\n");
+              static_cast<unsigned long long>(opt.seed), opt.steps, core.describe().c_str(),
+              sim::synth_clock_mhz());
+  std::printf(
+      "  proj_us: busy cycles at the clock; wall_us: start to finish as the driver saw it\n"
+      "  (device time); eff_rd/eff_wr: bytes moved / (proj_us x the preset's goodput);\n"
+      "  r_busy: cycles with a host read beat / busy cycles\n");
   print_header();
   json results = json::array();
   json presets = json::object();
@@ -313,6 +344,8 @@ int run(const Options& opt) {
       {"device", "sim:// (Verilated farnn_core, mocked PCIe root complex, CoreDevice driver)"},
       {"clock_mhz", clock_mhz},
       {"clock_source", "make synth estimate (docs/capacity.md)"},
+      // The most one AXI channel of the core moves: a 64-byte beat per cycle.
+      {"core_beat_gbps", 64 * clock_mhz * 1e6 / 1e9},
       {"seed", opt.seed},
       {"steps", opt.steps},
       {"core", core.describe()},
@@ -320,22 +353,24 @@ int run(const Options& opt) {
       {"fields",
        {{"cycles", "the core's busy cycles for the command (JobReport.delta.cycles)"},
         {"projected_us", "cycles / clock_mhz"},
-        {"wall_us", "JobReport.finished - started: device time from start to completion as the driver saw it "
-                    "(doorbell, polling and interrupt included)"},
+        {"wall_us",
+         "JobReport.finished - started: device time from start to completion as the driver saw it "
+         "(doorbell, polling and interrupt included)"},
         {"mac_utilization", "macs / (num_pe * cycles)"},
         {"host_bytes", "DMA payload on the host link: read = host -> card, write = card -> host"},
         {"card_bytes", "bytes on the card's DDR (the gate store)"},
         {"mmio", "the driver's BAR0 register reads and writes during the phase"},
         {"link_efficiency",
-         "share of the link's goodput the phase used per direction: host bytes / (projected_us * the preset's "
-         "goodput for that direction); low values are expected, the core streams at most one 64-byte beat per "
-         "cycle and a step is mostly compute"},
+         "share of the link's goodput the phase used per direction: host bytes / (projected_us * "
+         "the preset's goodput for that direction); low values are expected, the core streams at "
+         "most one 64-byte beat per cycle (core_beat_gbps) and a step is mostly compute"},
         {"read_channel_busy", "cycles in which a host read beat moved / cycles"}}},
       {"results", results}};
   std::ofstream f(opt.json_path);
   f << out.dump(2) << "\n";
   if (!f) throw std::runtime_error("bench_device: cannot write '" + opt.json_path + "'");
-  std::printf("bench_device: all results bit-exact against the engine model; wrote %s\n", opt.json_path.c_str());
+  std::printf("bench_device: all results bit-exact against the engine model; wrote %s\n",
+              opt.json_path.c_str());
   return 0;
 }
 
@@ -346,11 +381,11 @@ int main(int argc, char** argv) {
   try {
     opt = parse_options(argc, argv);
   } catch (const UsageError& e) {
-    std::cerr << "bench_device: " << e.what() << "\n" << kUsage;
+    std::cerr << "bench_device: " << e.what() << "\n" << kSynopsis << "(--help for the options)\n";
     return 2;
   }
   if (opt.help) {
-    std::cout << kUsage;
+    std::cout << kSynopsis << kHelp;
     return 0;
   }
   try {
