@@ -80,4 +80,9 @@ function(farnn_verilated_model)
            TRACE_FST VERILATOR_ARGS ${_vargs} OPT_FAST -O1 OPT_SLOW -O0 OPT_GLOBAL -O1)
   _farnn_use_shared_runtime(${A_NAME})
   target_link_libraries(${A_NAME} PUBLIC farnn_tb_common)
+  if(FARNN_SANITIZE)
+    # Verilator's generated model is not ours to sanitize, and instrumenting
+    # (and debug info for) its trace code costs minutes of every CI run.
+    target_compile_options(${A_NAME} PRIVATE -fno-sanitize=all -g0)
+  endif()
 endfunction()

@@ -712,12 +712,13 @@ class CoreDevice final : public Device {
     std::vector<Range> ranges = {{"xp", a.xp, n.S * n.H * n.G, false}, {"h", a.h, n.S * n.H, true}};
     if (a.state_in) ranges.push_back({"state_in", a.state_in, n.B * n.H * n.W, false});
     if (a.state_out) ranges.push_back({"state_out", a.state_out, n.B * n.H * n.W, true});
+    add_sync_ranges(ranges, a.sync, what);
     std::lock_guard<std::mutex> lock(core_->m);
     check_ranges(ranges, what, mine());
     auto store = checked_store(a.store, s, what);
     check_bank_holds(s, a.bank, what);
     store->filled_by = s;
-    cr::Descriptor d = run_desc(s, a.bank, a.watchdog_cycles, *store);
+    cr::Descriptor d = run_desc(s, a.bank, a.watchdog_cycles, a.sync, *store);
     d.op = cr::Op::kForward;
     d.in_addr = bus(a.xp);
     d.out_addr = bus(a.h);
@@ -735,6 +736,7 @@ class CoreDevice final : public Device {
     std::vector<Range> ranges = {{"dh", a.dh, n.S * n.H, false}, {"delta", a.delta, n.S * n.H * kDeltaWords, true}};
     if (a.carry_in) ranges.push_back({"carry_in", a.carry_in, n.B * n.H, false});
     if (a.dstate) ranges.push_back({"dstate", a.dstate, n.B * n.H * n.W, true});
+    add_sync_ranges(ranges, a.sync, what);
     std::lock_guard<std::mutex> lock(core_->m);
     check_ranges(ranges, what, mine());
     auto store = checked_store(a.store, s, what);
@@ -746,7 +748,7 @@ class CoreDevice final : public Device {
       throw InvalidArgumentError(what + ": the gate store holds the FORWARD of " + store->filled_by->describe() +
                                  "; BACKWARD must use the same shape");
     }
-    cr::Descriptor d = run_desc(s, a.bank, a.watchdog_cycles, *store);
+    cr::Descriptor d = run_desc(s, a.bank, a.watchdog_cycles, a.sync, *store);
     d.op = cr::Op::kBackward;
     d.in_addr = bus(a.dh);
     d.out_addr = bus(a.delta);
@@ -755,6 +757,15 @@ class CoreDevice final : public Device {
     Counters c;
     c.backwards = 1;
     return submit(d, what, a.bank, -1, c, &s);
+  }
+
+  void ring_step_doorbell(int index, uint32_t count) override {
+    if (index < 0 || index >= kStepDoorbells) {
+      throw InvalidArgumentError("ring_step_doorbell: doorbell " + std::to_string(index) + " does not exist (0.." +
+                                 std::to_string(kStepDoorbells - 1) + ")");
+    }
+    std::lock_guard<std::mutex> lock(core_->m);
+    core_->wr(cr::kRegStepDoorbell(static_cast<unsigned>(index)), count);
   }
 
   void drain(std::chrono::milliseconds limit) override {
@@ -960,7 +971,10 @@ class CoreDevice final : public Device {
   }
 
   // The fields FORWARD and BACKWARD share; the lengths go to the ring slot's staging.
-  cr::Descriptor run_desc(const LayerShape& s, int bank, uint32_t watchdog, const CoreGateStore& store) {
+  // A gated command without a watchdog of its own gets the longest one: its
+  // waits on the producer are not a stall of the device.
+  cr::Descriptor run_desc(const LayerShape& s, int bank, uint32_t watchdog, const StepSync& sync,
+                          const CoreGateStore& store) {
     cr::Descriptor d;
     d.irq = true;
     d.cell = desc_cell(s.cell);
@@ -968,9 +982,17 @@ class CoreDevice final : public Device {
     d.hidden = static_cast<uint16_t>(s.hidden);
     d.batch = static_cast<uint16_t>(s.batch);
     d.steps = static_cast<uint16_t>(s.steps);
-    d.watchdog = watchdog;
+    d.watchdog = watchdog != 0 || !sync.gated() ? watchdog : 0xffffffffu;
     d.store_base = store.base();
     d.store_size = store.bytes();
+    d.gate_enable = sync.gated();
+    d.gate_poll = static_cast<bool>(sync.ready);
+    d.gate_addr = sync.ready ? bus(sync.ready) : 0;
+    d.gate_select = static_cast<uint8_t>(std::max(sync.doorbell, 0));
+    if (sync.progress) {
+      d.progress_every = static_cast<uint16_t>(sync.every);
+      d.progress_addr = bus(sync.progress);
+    }
     return d;
   }
 

@@ -242,6 +242,21 @@ void check_shape(const LayerShape& s, const Capabilities& caps, const std::strin
   }
 }
 
+void add_sync_ranges(std::vector<Range>& ranges, const StepSync& sync, const std::string& what) {
+  if (sync.doorbell < -1 || sync.doorbell >= kStepDoorbells) {
+    throw InvalidArgumentError(what + ": step doorbell " + std::to_string(sync.doorbell) + " does not exist (0.." +
+                               std::to_string(kStepDoorbells - 1) + ", or -1 for none)");
+  }
+  if (sync.ready && sync.doorbell >= 0) {
+    throw InvalidArgumentError(what + ": the input gate takes a ready word or a step doorbell, not both");
+  }
+  if (sync.every < 1 || sync.every > 65535) {
+    throw InvalidArgumentError(what + ": progress every " + std::to_string(sync.every) + " steps must be 1..65535");
+  }
+  if (sync.ready) ranges.push_back({"sync.ready", sync.ready, 1, false});
+  if (sync.progress) ranges.push_back({"sync.progress", sync.progress, 1, true});
+}
+
 void check_ranges(const std::vector<Range>& ranges, const std::string& what,
                   const std::function<bool(const Buffer*)>& is_mine) {
   for (const Range& r : ranges) {

@@ -53,4 +53,9 @@ struct Range {
 void check_ranges(const std::vector<Range>& ranges, const std::string& what,
                   const std::function<bool(const Buffer*)>& is_mine);
 
+// The ranges of a StepSync (a ready word read, a progress word written);
+// InvalidArgumentError for a doorbell outside 0..kStepDoorbells-1, a gate on
+// both a word and a doorbell, or every < 1.
+void add_sync_ranges(std::vector<Range>& ranges, const StepSync& sync, const std::string& what);
+
 }  // namespace farnn::driver

@@ -5,6 +5,8 @@
 #include "model_device.hpp"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -280,6 +282,7 @@ class ModelDevice final : public Device {
     std::vector<Range> ranges = {{"xp", a.xp, S * H * G, false}, {"h", a.h, S * H, true}};
     if (a.state_in) ranges.push_back({"state_in", a.state_in, B * H * SW, false});
     if (a.state_out) ranges.push_back({"state_out", a.state_out, B * H * SW, true});
+    add_sync_ranges(ranges, a.sync, what);
     check_ranges(ranges, what, mine());
     auto store = checked_store(a.store, s, what);
     std::lock_guard<std::mutex> lock(m_);
@@ -287,6 +290,7 @@ class ModelDevice final : public Device {
     store->filled_by = s;
     return submit(what, a.bank, ranges, [this, a, store, S, H, G, SW, B] {
       const LayerShape& s = a.shape;
+      await_inputs(a.sync, s.steps, "FORWARD");
       Traffic io;
       const Words xp = io.in(a.xp, S * H * G);
       const Words state_in = io.in(a.state_in, B * H * SW);
@@ -305,6 +309,7 @@ class ModelDevice final : public Device {
       io.out(a.h, h);
       io.out(a.state_out, state_out);
       store->records = std::move(records);
+      report_progress(a.sync, s.steps);
       io.counted.forwards = 1;
       io.counted.macs = Dims(s).macs();
       return io.counted;
@@ -318,6 +323,7 @@ class ModelDevice final : public Device {
     std::vector<Range> ranges = {{"dh", a.dh, S * H, false}, {"delta", a.delta, S * H * kDeltaWords, true}};
     if (a.carry_in) ranges.push_back({"carry_in", a.carry_in, B * H, false});
     if (a.dstate) ranges.push_back({"dstate", a.dstate, B * H * SW, true});
+    add_sync_ranges(ranges, a.sync, what);
     check_ranges(ranges, what, mine());
     auto store = checked_store(a.store, s, what);
     std::lock_guard<std::mutex> lock(m_);
@@ -331,6 +337,7 @@ class ModelDevice final : public Device {
     }
     return submit(what, a.bank, ranges, [this, a, store, S, H, SW, B] {
       const LayerShape& s = a.shape;
+      await_inputs(a.sync, s.steps, "BACKWARD");
       Traffic io;
       const Words dh = io.in(a.dh, S * H);
       const Words carry = io.in(a.carry_in, B * H);
@@ -346,10 +353,19 @@ class ModelDevice final : public Device {
       });
       io.out(a.delta, delta);
       io.out(a.dstate, dstate);
+      report_progress(a.sync, s.steps);
       io.counted.backwards = 1;
       io.counted.macs = Dims(s).macs();
       return io.counted;
     });
+  }
+
+  void ring_step_doorbell(int index, uint32_t count) override {
+    if (index < 0 || index >= kStepDoorbells) {
+      throw InvalidArgumentError("ring_step_doorbell: doorbell " + std::to_string(index) + " does not exist (0.." +
+                                 std::to_string(kStepDoorbells - 1) + ")");
+    }
+    doorbells_[static_cast<size_t>(index)].store(count);
   }
 
   void drain(std::chrono::milliseconds limit) override {
@@ -380,6 +396,30 @@ class ModelDevice final : public Device {
   }
 
  private:
+  // The model reads a command's inputs at once: a gated command waits until
+  // every step is ready (bounded: a producer that never finishes is an error).
+  void await_inputs(const StepSync& sync, int steps, const char* op) {
+    if (!sync.gated()) return;
+    const auto deadline = Clock::now() + std::chrono::seconds(60);
+    for (;;) {
+      const uint32_t count = sync.ready ? std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(
+                                                                         sync.ready.buffer->data() + sync.ready.offset))
+                                              .load()
+                                        : doorbells_[static_cast<size_t>(sync.doorbell)].load();
+      if (static_cast<int32_t>(count - static_cast<uint32_t>(steps)) >= 0) return;
+      if (Clock::now() > deadline) {
+        throw TimeoutError(std::string(op) + ": the input gate stayed at " + std::to_string(count) + " of " +
+                           std::to_string(steps) + " ready steps for 60 s");
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+  static void report_progress(const StepSync& sync, int steps) {
+    if (!sync.progress) return;
+    std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(sync.progress.buffer->data() + sync.progress.offset))
+        .store(static_cast<uint32_t>(steps));
+  }
+
   struct Task {
     std::shared_ptr<ModelJob> job;
     int bank;  // the bank a FORWARD/BACKWARD reads; -1 for LOAD
@@ -520,6 +560,7 @@ class ModelDevice final : public Device {
 
   std::mutex bank_m_;  // the banks as the worker sees them
   std::vector<std::optional<BankWeights>> banks_;
+  std::array<std::atomic<uint32_t>, kStepDoorbells> doorbells_{};
   std::thread worker_;
 };
 

@@ -4,6 +4,7 @@
 // and message, DMA faults, failure/reset, NaN counting, two threads.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 #include <random>
 #include <thread>
@@ -300,6 +301,45 @@ TEST(ModelDeviceQueue, TwoThreadsShareADevice) {
   for (int i = 0; i < 2; ++i)
     for (const DeviceRun& r : runs[i]) expect_same(layers[i], r, "thread " + std::to_string(i));
   EXPECT_EQ(dev->counters().forwards, 10u);
+}
+
+// A gated FORWARD waits for every step's input (the model reads them at
+// once) and writes its progress once, at the end; a doorbell gates BACKWARD.
+TEST(ModelDevice, StepSyncWaitsForTheProducer) {
+  auto dev = Device::open("model://?pes=4");
+  std::mt19937_64 rng(8);
+  LayerShape s;
+  s.hidden = 5;
+  s.batch = 2;
+  s.steps = 4;
+  const LayerData d = make_layer(s, 4, rng);
+  const size_t H = s.hidden, S = s.packed_steps(), B = s.batch, W = state_words(s.cell);
+  BufferPtr w = buffer_of(*dev, d.w.w_hh, Access::kRead, "w_hh"), b = buffer_of(*dev, d.w.b_hh, Access::kRead, "b");
+  dev->load(0, s, {w}, {b})->wait();
+  BufferPtr xp = buffer_of(*dev, d.xp, Access::kRead, "xp"), st = buffer_of(*dev, d.state_in, Access::kRead, "st");
+  BufferPtr h = dev->alloc(S * H, Access::kWrite, "h"), so = dev->alloc(B * H * W, Access::kWrite, "so");
+  BufferPtr sync = dev->alloc(2, Access::kReadWrite, "sync");
+  auto word = [&](size_t i) -> std::atomic_ref<uint32_t> {
+    return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(sync->data() + i));
+  };
+  word(0).store(3);
+  word(1).store(0);
+  GateStorePtr store = dev->alloc_gate_store(s);
+  JobPtr fw = dev->forward({s, 0, {xp}, {st}, {h}, {so}, store, 0, {{sync, 0}, -1, {sync, 1}, 1}});
+  EXPECT_THROW(fw->wait(std::chrono::milliseconds(50)), TimeoutError) << "ran with 3 of 4 steps ready";
+  EXPECT_EQ(word(1).load(), 0u);
+  word(0).store(4);
+  fw->wait();
+  EXPECT_EQ(word(1).load(), 4u);
+  EXPECT_EQ(words_of(h, 0, S * H), d.fw.h);
+  BufferPtr dh = buffer_of(*dev, d.dh, Access::kRead, "dh"), c = buffer_of(*dev, d.carry, Access::kRead, "c");
+  BufferPtr delta = dev->alloc(S * H * kDeltaWords, Access::kWrite, "delta");
+  dev->ring_step_doorbell(2, 0);
+  JobPtr bw = dev->backward({s, 0, store, {dh}, {c}, {delta}, {}, 0, {{}, 2, {}, 1}});
+  EXPECT_THROW(bw->wait(std::chrono::milliseconds(50)), TimeoutError);
+  dev->ring_step_doorbell(2, 4);
+  bw->wait();
+  EXPECT_EQ(words_of(delta, 0, S * H * kDeltaWords), d.bw.delta);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 // the next command bit-exact.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 #include <random>
 #include <thread>
@@ -151,6 +152,64 @@ TEST(SimDevice, TwoThreadsShareOneDevice) {
   for (auto& th : threads) th.join();
   EXPECT_EQ(good[0], 3);
   EXPECT_EQ(good[1], 3);
+}
+
+uint32_t word(const BufferPtr& b, size_t i) {
+  return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(b->data() + i)).load();
+}
+void set_word(const BufferPtr& b, size_t i, uint32_t v) {
+  std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(b->data() + i)).store(v);
+}
+
+// FORWARD gated on a polled word, BACKWARD on a step doorbell, both reporting
+// progress every step: no step runs before its input is ready, the progress
+// word follows the ready count, and the results are bit-exact.
+TEST(SimDevice, StepSyncGatesInputsAndReportsProgress) {
+  auto dev = open_sim();
+  std::mt19937_64 rng(6);
+  LayerShape s;
+  s.hidden = 8;
+  s.batch = 2;
+  s.steps = 6;
+  s.lengths = {6, 4};
+  const LayerData d = make_layer(s, kPes, rng);
+  const size_t G = s.gates(), H = s.hidden, S = s.packed_steps(), B = s.batch, W = state_words(s.cell);
+  BufferPtr w = buffer_of(*dev, d.w.w_hh, Access::kRead, "w_hh");
+  BufferPtr bias = buffer_of(*dev, d.w.b_hh, Access::kRead, "b_hh");
+  dev->load(0, s, {w}, {bias})->wait();
+  BufferPtr xp = buffer_of(*dev, d.xp, Access::kRead, "xp"), st = buffer_of(*dev, d.state_in, Access::kRead, "st");
+  BufferPtr h = dev->alloc(S * H, Access::kWrite, "h"), so = dev->alloc(B * H * W, Access::kWrite, "so");
+  BufferPtr sync = dev->alloc(2, Access::kReadWrite, "sync");  // word 0: ready, word 1: progress
+  GateStorePtr store = dev->alloc_gate_store(s);
+  set_word(sync, 0, 0);
+  set_word(sync, 1, 0xffffffffu);
+  JobPtr fw = dev->forward({s, 0, {xp}, {st}, {h}, {so}, store, 0, {{sync, 0}, -1, {sync, 1}, 1}});
+  EXPECT_THROW(fw->wait(std::chrono::milliseconds(20)), TimeoutError);
+  EXPECT_EQ(word(sync, 1), 0xffffffffu) << "a step ran before its input was ready";
+  set_word(sync, 0, 2);
+  EXPECT_THROW(fw->wait(std::chrono::milliseconds(20)), TimeoutError);
+  EXPECT_EQ(word(sync, 1), 2u) << "progress after two ready steps";
+  set_word(sync, 0, 6);
+  fw->wait();
+  EXPECT_EQ(word(sync, 1), 6u);
+  EXPECT_EQ(words_of(h, 0, S * H), d.fw.h);
+  BufferPtr dh = buffer_of(*dev, d.dh, Access::kRead, "dh"), carry = buffer_of(*dev, d.carry, Access::kRead, "c");
+  BufferPtr delta = dev->alloc(S * H * kDeltaWords, Access::kWrite, "delta"), ds = dev->alloc(B * H * W, Access::kWrite, "ds");
+  dev->ring_step_doorbell(1, 0);
+  JobPtr bw = dev->backward({s, 0, store, {dh}, {carry}, {delta}, {ds}, 0, {{}, 1, {sync, 1}, 1}});
+  EXPECT_THROW(bw->wait(std::chrono::milliseconds(20)), TimeoutError);
+  EXPECT_EQ(word(sync, 1), 6u) << "a backward step ran before its input was ready";
+  dev->ring_step_doorbell(1, 3);
+  EXPECT_THROW(bw->wait(std::chrono::milliseconds(20)), TimeoutError);
+  EXPECT_EQ(word(sync, 1), 3u) << "progress after three ready steps";
+  dev->ring_step_doorbell(1, 6);
+  bw->wait();
+  EXPECT_EQ(words_of(delta, 0, S * H * kDeltaWords), d.bw.delta);
+  EXPECT_EQ(words_of(ds, 0, B * H * W), d.bw.state_out);
+  expect_error<InvalidArgumentError>([&] { dev->ring_step_doorbell(4, 1); }, "does not exist");
+  expect_error<InvalidArgumentError>(
+      [&] { dev->forward({s, 0, {xp}, {st}, {h}, {so}, store, 0, {{sync, 0}, 2, {}, 1}}); }, "not both");
+  (void)G;
 }
 
 // A transport shared by two drivers in turn; cut() makes it a dead link for the

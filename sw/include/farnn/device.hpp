@@ -198,6 +198,24 @@ class GateStore {
 };
 using GateStorePtr = std::shared_ptr<GateStore>;
 
+// Step-by-step hand-off with whoever produces a command's per-step input and
+// consumes its output (the GPU computing xp or dh chunk by chunk, the next
+// layer's input GEMM). Counts are of this command's steps, from 0, modulo 2^32.
+struct StepSync {
+  // Input gate: the device reads step k's input (FORWARD: time k; BACKWARD:
+  // the k-th step from the end) only once the count of ready steps reaches
+  // k + 1. The count is the word at `ready` (the device polls it), else step
+  // doorbell `doorbell` (0..3, see ring_step_doorbell), else no gate.
+  BufferRef ready;
+  int doorbell = -1;
+  // The device writes the count of finished steps to the word at `progress`
+  // every `every` steps and after the last (the model: once, at the end).
+  BufferRef progress;
+  int every = 1;
+  bool gated() const { return static_cast<bool>(ready) || doorbell >= 0; }
+};
+constexpr int kStepDoorbells = 4;
+
 struct ForwardArgs {
   LayerShape shape;
   int bank = 0;
@@ -206,7 +224,8 @@ struct ForwardArgs {
   BufferRef h;          // out [S][H]
   BufferRef state_out;  // out [B][H][W] (end order), may be empty
   GateStorePtr store;
-  uint32_t watchdog_cycles = 0;  // 0: off
+  uint32_t watchdog_cycles = 0;  // 0: the device's default (a gated command: none)
+  StepSync sync = {};
 };
 
 struct BackwardArgs {
@@ -218,6 +237,7 @@ struct BackwardArgs {
   BufferRef delta;      // out [S][H][4]
   BufferRef dstate;     // out [B][H][W] (slot order), may be empty
   uint32_t watchdog_cycles = 0;
+  StepSync sync = {};
 };
 
 // What the device did. Counters count work done, not work scheduled.
@@ -293,6 +313,8 @@ class Device {
   virtual JobPtr load(int bank, const LayerShape& shape, BufferRef w_hh, BufferRef b_hh) = 0;
   virtual JobPtr forward(const ForwardArgs& args) = 0;
   virtual JobPtr backward(const BackwardArgs& args) = 0;
+  // Sets step doorbell `index` (StepSync::doorbell) to `count` ready steps.
+  virtual void ring_step_doorbell(int index, uint32_t count) = 0;
   // Waits for every submitted command (their errors stay with their jobs).
   virtual void drain(std::chrono::milliseconds limit = std::chrono::minutes(10)) = 0;
 
