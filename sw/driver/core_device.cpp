@@ -61,6 +61,9 @@ class CoreBuffer final : public Buffer {
   uint64_t bus_address() const override { return bus_; }
   const std::string& name() const override { return name_; }
   const std::optional<DmaRegion>& owned() const { return owned_; }
+  // unregister(): foreign memory is unmapped at once (its owner may free it);
+  // the device's own memory stays allocated until the buffer goes.
+  void unmap_foreign();
 
  private:
   std::shared_ptr<Core> core_;
@@ -70,6 +73,7 @@ class CoreBuffer final : public Buffer {
   Access access_;
   std::string name_;
   std::optional<DmaRegion> owned_;  // alloc(): the region to free; register_memory(): none
+  bool mapped_ = true;              // register_memory(): still mapped
 };
 
 class CoreGateStore final : public GateStore {
@@ -576,14 +580,21 @@ struct Core : std::enable_shared_from_this<Core> {
   }
 };
 
+// Called with the core's mutex held.
+void CoreBuffer::unmap_foreign() {
+  if (owned_ || !mapped_ || words_ == 0) return;
+  core_->t->unmap_foreign(bus_, words_ * 4);
+  mapped_ = false;
+}
+
 CoreBuffer::~CoreBuffer() {
   std::lock_guard<std::mutex> lock(core_->m);
   core_->buffers.erase(this);
   core_->windows_dirty = true;
   if (owned_) {
     core_->t->free_dma(*owned_);
-  } else if (words_ > 0) {
-    core_->t->unmap_foreign(bus_, words_ * 4);
+  } else {
+    unmap_foreign();
   }
 }
 
@@ -645,6 +656,8 @@ class CoreDevice final : public Device {
                         "' is not registered with this device");
     }
     core_->windows_dirty = true;
+    // A queued command that still reaches foreign memory faults (DECERR), never touches it after this.
+    static_cast<CoreBuffer*>(buffer.get())->unmap_foreign();
   }
 
   GateStorePtr alloc_gate_store(const LayerShape& shape) override {

@@ -23,7 +23,9 @@ using namespace farnn::devtest;
 
 constexpr int kPes = 4;
 
-std::unique_ptr<Device> open_sim(const std::string& options = "") { return Device::open("sim://?seed=7" + options); }
+std::unique_ptr<Device> open_sim(const std::string& options = "") {
+  return Device::open("sim://?" + (options.empty() ? std::string("seed=7") : options.substr(1)));
+}
 
 TEST(SimDevice, OpensAndReportsTheBuiltCore) {
   auto dev = open_sim();
@@ -53,11 +55,13 @@ TEST(SimDevice, UriOptionsAreChecked) {
   EXPECT_NE(dev->caps().description.find("gen4x16"), std::string::npos);
 }
 
-TEST(SimDevice, RandomLayersMatchTheModelBitForBit_Seed1) {
-  std::mt19937_64 rng(1);
-  auto dev = open_sim();
+// Random layers (cell, H, B, T, lengths; banks alternating) on sim:// and
+// model://: both bit-identical to the engine model; MACs counted as done.
+void random_layers(uint64_t seed, int count) {
+  std::mt19937_64 rng(seed);
+  auto dev = open_sim("&seed=" + std::to_string(seed + 100));
   auto model = Device::open("model://?pes=4&hidden=32&batch=4&banks=2&depth=1024");
-  for (int i = 0; i < 6; ++i) {
+  for (int i = 0; i < count; ++i) {
     const LayerShape s = random_shape(rng, dev->caps().max_hidden, dev->caps().max_batch);
     const LayerData d = make_layer(s, kPes, rng);
     const int bank = i % 2;
@@ -73,6 +77,9 @@ TEST(SimDevice, RandomLayersMatchTheModelBitForBit_Seed1) {
     EXPECT_GT(r.bw.cycles, 0u);
   }
 }
+
+TEST(SimDevice, RandomLayersMatchTheModelBitForBit_Seed1) { random_layers(1, 6); }
+TEST(SimDevice, RandomLayersMatchTheModelBitForBit_Seed2) { random_layers(2, 8); }
 
 TEST(SimDevice, BadArgumentsAreRefusedClearly) {
   auto dev = open_sim();
@@ -110,6 +117,47 @@ TEST(SimDevice, BadArgumentsAreRefusedClearly) {
   dev->load(1, s, {w}, {b})->wait();
   fw->wait();
   EXPECT_EQ(words_of(h2, 0, S * H), d.fw.h);
+}
+
+// Foreign memory (as a GPU allocation would be) registered for xp and h;
+// drain() waits for everything; unregister() refuses later use and unmaps.
+TEST(SimDevice, RegisteredMemoryDrainAndUnregister) {
+  auto dev = open_sim();
+  std::mt19937_64 rng(9);
+  LayerShape s;
+  s.cell = CellKind::kGru;
+  s.hidden = 12;
+  s.batch = 3;
+  s.steps = 5;
+  const LayerData d = make_layer(s, kPes, rng);
+  const size_t H = s.hidden, S = s.packed_steps();
+  std::vector<float> xp_mem(d.xp.size() + 1), h_mem(S * H + 3, -1.0f);
+  std::memcpy(xp_mem.data() + 1, d.xp.data(), 4 * d.xp.size());  // not page aligned, at a word offset
+  BufferPtr xp = dev->register_memory(xp_mem.data(), xp_mem.size(), Access::kRead, "gpu xp");
+  BufferPtr h = dev->register_memory(h_mem.data(), h_mem.size(), Access::kWrite, "gpu h");
+  BufferPtr w = buffer_of(*dev, d.w.w_hh, Access::kRead, "w_hh"), b = buffer_of(*dev, d.w.b_hh, Access::kRead, "b");
+  BufferPtr st = buffer_of(*dev, d.state_in, Access::kRead, "st");
+  const Counters before = dev->counters();
+  dev->load(1, s, {w}, {b});
+  dev->forward({s, 1, {xp, 1}, {st}, {h, 2}, {}, dev->alloc_gate_store(s)});
+  dev->drain();
+  const Counters after = dev->counters();
+  EXPECT_EQ(after.loads - before.loads, 1u);
+  EXPECT_EQ(after.forwards - before.forwards, 1u);
+  EXPECT_EQ(after.macs - before.macs, static_cast<uint64_t>(S) * s.gates() * H * H);
+  // Every host write the core made: h, the final state (into the driver's
+  // discard area: the command named none) and a completion word per command.
+  EXPECT_EQ(after.words_written - before.words_written, S * H + s.batch * H + 2);
+  Words got(S * H);
+  std::memcpy(got.data(), h_mem.data() + 2, 4 * got.size());
+  EXPECT_EQ(got, d.fw.h);
+  EXPECT_EQ(h_mem[0], -1.0f);
+  EXPECT_EQ(h_mem[1], -1.0f);
+  EXPECT_EQ(h_mem[S * H + 2], -1.0f) << "written past the range";
+  dev->unregister(h);
+  expect_error<BufferError>([&] { dev->unregister(h); }, "not registered");
+  expect_error<BufferError>([&] { dev->forward({s, 1, {xp, 1}, {st}, {h, 2}, {}, dev->alloc_gate_store(s)}); },
+                            "not registered with this device");
 }
 
 TEST(SimDevice, NonFiniteDataPropagatesAndIsCounted) {
