@@ -1,6 +1,7 @@
 # FARNN entry point. Every target bootstraps missing Debian packages first
 # (scripts/bootstrap.sh), then drives the CMake/Ninja build in $(BUILD).
-#   make sim     run the main simulation (prints what it computed and its agreement)
+#   make sim     the demo: train an LSTM and a GRU through sim:// (the Verilated core behind
+#                a mocked PCIe link), every step checked against model://; files in $(BUILD)/sim
 #   make test    lint + build + every test (CTest)
 #   make lint    verilator --lint-only -Wall on every RTL module
 #   make bench   benchmarks, JSON under $(BUILD)/bench
@@ -26,7 +27,7 @@ build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
 sim: build
-	@$(BUILD)/tb/sim/farnn_sim
+	@$(BUILD)/tools/sim_demo/sim_demo --out $(BUILD)/sim
 
 lint: deps
 	@scripts/lint.sh

@@ -1,5 +1,5 @@
-// `make sim`: one LSTM (or GRU) layer, forward and backward, on the Verilated
-// recurrent engine, with random stalls on every stream and the gate store.
+// farnn_sim: one LSTM (or GRU) layer, forward and backward, on the Verilated
+// recurrent engine alone, with random stalls on every stream and the gate store.
 // Prints what the engine computed, its bit-exact agreement with the
 // bit-accurate model, its error against the float64 golden model, and the
 // cycles and MAC utilization of each phase.
