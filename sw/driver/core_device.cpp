@@ -130,7 +130,8 @@ struct Pending {
   int bank;         // FW/BW: the bank read; -1 otherwise
   int load_bank;    // LOAD: the bank (its staging image stays in use until it completes); -1 otherwise
   Counters counts;  // loads/forwards/backwards
-  nanoseconds submitted;
+  nanoseconds submitted;             // device time
+  Clock::time_point host_submitted;  // host time
 };
 
 struct Core : std::enable_shared_from_this<Core> {
@@ -140,7 +141,10 @@ struct Core : std::enable_shared_from_this<Core> {
   Capabilities caps;
   unsigned num_windows = 0;
   double clock_hz = 0;
-  Clock::time_point host_epoch;  // host time at device time 0 (for job reports)
+  // Job reports place the device's work on the host's clock: a job starts when
+  // it was submitted or when the one before it finished, whichever is later,
+  // and lasts the device time it took (projected from cycles on sim://).
+  Clock::time_point host_last_finish{};
 
   // internal DMA
   DmaRegion ring{}, wb{}, lengths{}, zeros{}, discard{};
@@ -370,6 +374,7 @@ struct Core : std::enable_shared_from_this<Core> {
     std::atomic_thread_fence(std::memory_order_seq_cst);  // descriptor in memory before the doorbell
     p.seq = tail;
     p.submitted = t->now();
+    p.host_submitted = Clock::now();
     if (p.bank >= 0) ++bank_users[static_cast<size_t>(p.bank)];
     if (pending.empty()) last_progress = p.submitted;
     pending.push_back(std::move(p));
@@ -416,8 +421,10 @@ struct Core : std::enable_shared_from_this<Core> {
     accumulate(d);
     const nanoseconds start = std::max(p.submitted, last_finish);
     last_finish = now;
+    const Clock::time_point host_start = std::max(p.host_submitted, host_last_finish);
+    host_last_finish = host_start + std::chrono::duration_cast<Clock::duration>(now - start);
     release(p);
-    p.job->finish({p.job->what(), d, host_epoch + start, host_epoch + now}, nullptr);
+    p.job->finish({p.job->what(), d, host_start, host_last_finish}, nullptr);
   }
 
   void accumulate(const Counters& d) {
@@ -437,7 +444,7 @@ struct Core : std::enable_shared_from_this<Core> {
           first ? error
                 : std::make_exception_ptr(NotRunError(p.job->what() + ": not run, an earlier command failed (" +
                                                       message + "); call reset()"));
-      p.job->finish({p.job->what(), {}, host_epoch + std::max(p.submitted, last_finish), host_epoch + now}, e);
+      p.job->finish({p.job->what(), {}, p.host_submitted, Clock::now()}, e);
       first = false;
     }
     pending.clear();
@@ -927,7 +934,7 @@ class CoreDevice final : public Device {
     auto job = std::make_shared<CoreJob>(core_, what);
     {
       std::lock_guard<std::mutex> lock(core_->m);
-      core_->push(d, {0, job, -1, -1, {}, {}});
+      core_->push(d, {0, job, -1, -1, {}, {}, {}});
     }
     job->wait(std::chrono::seconds(60));
   }
@@ -1021,7 +1028,7 @@ class CoreDevice final : public Device {
       for (int b = 0; b < shape->batch; ++b) slot[b] = static_cast<uint32_t>(shape->length(b));
       d.addr0 = core_->lengths_slot_bus();
     }
-    core_->push(d, {0, job, bank, load_bank, counts, {}});
+    core_->push(d, {0, job, bank, load_bank, counts, {}, {}});
     return job;
   }
 
@@ -1034,7 +1041,6 @@ std::unique_ptr<Device> open_core_device(std::unique_ptr<Transport> transport, c
   auto core = std::make_shared<Core>();
   core->t = std::move(transport);
   core->opt = options;
-  core->host_epoch = Clock::now() - core->t->now();
   core->open();
   return std::make_unique<CoreDevice>(core);
 }
