@@ -460,7 +460,7 @@ void suite_signal(CoreHarness& hx) {
 // host reads answered after kHostLat cycles, card memory after kCardLat
 // cycles (250 ns at 300 MHz) with random backpressure on every card channel.
 // The gate store must never stall the engine (its prefetch covers the
-// latency), and the shell may add at most kRoundTrips host round trips plus
+// latency) and must move two records per card beat, and the shell may add at most kRoundTrips host round trips plus
 // kSlack cycles to the engine's own schedule (the cycle model with ideal
 // streams) per command.
 void suite_speed(CoreHarness& hx) {
@@ -483,10 +483,18 @@ void suite_speed(CoreHarness& hx) {
                             Phase{"FORWARD", run_desc(l, false), engine::forward_cycles(cfg, t)},
                             Phase{"BACKWARD", run_desc(l, true), engine::backward_cycles(cfg, t)}}) {
       const auto a = hx.counters();
+      const auto card_a = hx.card().stats();
       const uint64_t cycles = hx.run_timed(ph.d, 10 * ph.engine + 100000, ctx + " " + ph.name);
       const auto b = hx.counters();
+      const auto card_b = hx.card().stats();
+      // Two records to a beat: FORWARD writes and BACKWARD reads half as many beats as records.
+      const uint64_t beats = card_b.write_beats - card_a.write_beats + card_b.read_beats - card_a.read_beats;
+      const uint64_t records = static_cast<uint64_t>(cfg.packed_steps()) * cfg.hidden;
       std::cout << ctx << " " << ph.name << ": " << cycles << " cycles, engine alone " << ph.engine
-                << ", gate-store stalls " << b.st_store - a.st_store << std::endl;
+                << ", gate-store stalls " << b.st_store - a.st_store << ", card beats " << beats << std::endl;
+      if (ph.d.op != cr::Op::kLoad && beats > (records + 1) / 2)
+        hx.tb().fail(ctx + " " + ph.name + ": " + std::to_string(beats) + " card beats for " + std::to_string(records) +
+                     " records (two to a beat: at most " + std::to_string((records + 1) / 2) + ")");
       if (cycles > ph.engine + bound)
         hx.tb().fail(ctx + " " + ph.name + ": " + std::to_string(cycles) + " cycles, more than the engine's " +
                      std::to_string(ph.engine) + " + " + std::to_string(bound));
