@@ -7,7 +7,7 @@ set -euo pipefail
 # Package list: one place. FARNN_EXTRA_PACKAGES adds more (e.g. for synthesis).
 packages=(
   g++ make cmake ninja-build pkg-config python3
-  verilator yosys zlib1g-dev
+  verilator yosys tcl zlib1g-dev
   libeigen3-dev googletest libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev
 )

@@ -3,23 +3,32 @@
 # with the RTL of rtl/files.f and black-box stubs of the vendor IP
 # (fpga/<board>/ip/stubs/) and library cells (fpga/common/stubs/). Waivers:
 # rtl/lint.vlt and fpga/<board>/lint.vlt, each with its reason.
-# Usage: lint_board.sh BOARD [--quick]
-#   --quick  lint the board top with a 16-PE core (seconds instead of minutes):
-#            every board-level connection is the same, farnn_core's ports do
-#            not depend on NumPe. Without it the board's own parameters are
-#            linted (the U250's 1387 PEs take about 3 minutes).
+# Usage: lint_board.sh BOARD [--quick] [--top FILE]
+#   --quick     lint with a 16-PE core (seconds instead of a minute or more):
+#               every board-level connection is the same, as farnn_core's ports
+#               do not depend on NumPe. Without it the board's own parameters
+#               are linted (the U250's 1387 PEs).
+#   --top FILE  lint FILE in place of the board top (the checks' self-test).
 # Prints nothing and exits 0 when clean.
 set -euo pipefail
-board=${1:?usage: lint_board.sh BOARD [--quick]}
+board=${1:?usage: lint_board.sh BOARD [--quick] [--top FILE]}
+shift
 cd "$(dirname "$0")/../.."
-top=fpga_${board}
+top_module=fpga_${board}
 dir=fpga/${board}
+top_file=${dir}/rtl/${top_module}.sv
+params=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) params=(-GNumPe=16) ;;
+    --top) top_file=${2:?--top needs a file}; shift ;;
+    *) echo "lint_board.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
 mapfile -t rtl < <(grep -v -E '^\s*(//|#|$)' rtl/files.f)
 mapfile -t stubs < <(ls fpga/common/stubs/*_stub.sv "${dir}"/ip/stubs/*_stub.sv)
-mapfile -t board_rtl < <(ls "${dir}"/rtl/*.sv)
-params=()
-if [ "${2:-}" = "--quick" ]; then params=(-GNumPe=16); fi
-if ! out=$(verilator --lint-only -Wall --top-module "$top" "${params[@]}" rtl/lint.vlt "${dir}/lint.vlt" \
-             "${rtl[@]}" "${stubs[@]}" "${board_rtl[@]}" 2>&1) || [ -n "$out" ]; then
-  echo "lint: $top"; echo "$out"; exit 1
+if ! out=$(verilator --lint-only -Wall --top-module "$top_module" "${params[@]}" rtl/lint.vlt "${dir}/lint.vlt" \
+             "${rtl[@]}" "${stubs[@]}" "$top_file" 2>&1) || [ -n "$out" ]; then
+  echo "lint: $top_module ($top_file)"; echo "$out"; exit 1
 fi

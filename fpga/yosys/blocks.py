@@ -491,27 +491,27 @@ def _reader_eq(p, max_items):
             "cmd_bytes_i": "32'(rnd_range(1, %d) * %d)" % (max_items, al),
             "cmd_last_i": "rnd_pct(50)",
             "out_ready_i": "(cyc % 3000 < 1500) ? rnd_pct(15) : rnd_pct(90)",
-            "m_axi_arready_i": "rnd_pct(70)",
-            "m_axi_rid_i": str(p["Id"]),
-            "m_axi_rresp_i": "($urandom_range(1999) == 0) ? 2'd2 : 2'd0",
+            "m_axi_arready": "rnd_pct(70)",
+            "m_axi_rid": str(p["Id"]),
+            "m_axi_rresp": "($urandom_range(1999) == 0) ? 2'd2 : 2'd0",
         },
         "drive": r"""
-      in_m_axi_rvalid_i = rq.size() > 0 && rnd_pct(75);
-      in_m_axi_rlast_i = rq.size() > 0 && rbeat == rq[0];
+      in_m_axi_rvalid = rq.size() > 0 && rnd_pct(75);
+      in_m_axi_rlast = rq.size() > 0 && rbeat == rq[0];
 """,
         "pre": r"""
       if (in_rst_i) begin
         rq.delete();
         rbeat = 0;
       end else begin
-        if (in_m_axi_rvalid_i && rtl_m_axi_rready_o) begin
+        if (in_m_axi_rvalid && rtl_m_axi_rready) begin
           if (rbeat == rq[0]) begin
             void'(rq.pop_front());
             rbeat = 0;
           end else rbeat++;
         end
-        if (rtl_m_axi_arvalid_o && in_m_axi_arready_i) begin
-          rq.push_back(32'(rtl_m_axi_arlen_o));
+        if (rtl_m_axi_arvalid && in_m_axi_arready) begin
+          rq.push_back(32'(rtl_m_axi_arlen));
           bursts++;
         end
         if (rtl_out_valid_o && in_out_ready_i) items++;
@@ -540,14 +540,14 @@ def _writer_eq(p):
             "cmd_addr_i": "{32'($urandom_range(3)), $urandom() & ~32'd3}",
             "cmd_bytes_i": "32'(rnd_range(1, 400) * 4)",
             "in_valid_i": "(cyc % 3000 < 1500) ? rnd_pct(90) : rnd_pct(40)",
-            "m_axi_awready_i": "(cyc % 4000 >= 3000 && cyc % 4000 < 3400) ? rnd_pct(2) : rnd_pct(60)",
+            "m_axi_awready": "(cyc % 4000 >= 3000 && cyc % 4000 < 3400) ? rnd_pct(2) : rnd_pct(60)",
             # W stalls for 900 cycles in every 3000: the beat FIFO fills.
-            "m_axi_wready_i": "(cyc % 3000 >= 1800 && cyc % 3000 < 2700) ? rnd_pct(2) : rnd_pct(80)",
-            "m_axi_bid_i": str(p["Id"]),
-            "m_axi_bresp_i": "($urandom_range(1999) == 0) ? 2'd2 : 2'd0",
+            "m_axi_wready": "(cyc % 3000 >= 1800 && cyc % 3000 < 2700) ? rnd_pct(2) : rnd_pct(80)",
+            "m_axi_bid": str(p["Id"]),
+            "m_axi_bresp": "($urandom_range(1999) == 0) ? 2'd2 : 2'd0",
         },
         "drive": r"""
-      in_m_axi_bvalid_i = ((aw_n < wl_n) ? aw_n : wl_n) > b_n && rnd_pct(60);
+      in_m_axi_bvalid = ((aw_n < wl_n) ? aw_n : wl_n) > b_n && rnd_pct(60);
 """,
         "pre": r"""
       if (in_rst_i) begin
@@ -555,19 +555,19 @@ def _writer_eq(p):
         wl_n = 0;
         b_n = 0;
       end else begin
-        if (rtl_m_axi_awvalid_o && in_m_axi_awready_i) aw_n++;
-        if (rtl_m_axi_wvalid_o && in_m_axi_wready_i && rtl_m_axi_wlast_o) wl_n++;
-        if (in_m_axi_bvalid_i && rtl_m_axi_bready_o) begin
+        if (rtl_m_axi_awvalid && in_m_axi_awready) aw_n++;
+        if (rtl_m_axi_wvalid && in_m_axi_wready && rtl_m_axi_wlast) wl_n++;
+        if (in_m_axi_bvalid && rtl_m_axi_bready) begin
           b_n++;
           bursts++;
         end
-        if (rtl_m_axi_wvalid_o && in_m_axi_wready_i) beats++;
+        if (rtl_m_axi_wvalid && in_m_axi_wready) beats++;
       end
 """,
         "post": r"""
       if (rtl_done_o && !in_rst_i) dones++;
 """,
-        "activity": "(rtl_m_axi_wvalid_o && in_m_axi_wready_i) || rtl_done_o",
+        "activity": "(rtl_m_axi_wvalid && in_m_axi_wready) || rtl_done_o",
         "report": (" bursts=%0d beats=%0d cmds_done=%0d", "bursts, beats, dones"),
     }
 
@@ -621,11 +621,11 @@ AXI_RD_MUX_EQ = {
         "s_arid_i": "{4'd4, 4'd3, 4'd2, 4'd1, 4'd0}",
         "s_arvalid_i": "5'($urandom()) & 5'($urandom())",
         "s_rready_i": "~(5'($urandom()) & 5'($urandom()))",
-        "m_axi_arready_i": "rnd_pct(60)",
-        "m_axi_rid_i": "4'($urandom_range(4))",
-        "m_axi_rvalid_i": "rnd_pct(70)",
+        "m_axi_arready": "rnd_pct(60)",
+        "m_axi_rid": "4'($urandom_range(4))",
+        "m_axi_rvalid": "rnd_pct(70)",
     },
-    "activity": "(rtl_m_axi_arvalid_o && in_m_axi_arready_i) || (in_m_axi_rvalid_i && rtl_m_axi_rready_o)",
+    "activity": "(rtl_m_axi_arvalid && in_m_axi_arready) || (in_m_axi_rvalid && rtl_m_axi_rready)",
 }
 AXI_WR_MUX_EQ = {
     "inputs": {
@@ -634,12 +634,12 @@ AXI_WR_MUX_EQ = {
         "s_wvalid_i": "4'($urandom())",
         "s_wlast_i": "4'($urandom()) & 4'($urandom())",
         "s_bready_i": "~(4'($urandom()) & 4'($urandom()))",
-        "m_axi_awready_i": "rnd_pct(60)",
-        "m_axi_wready_i": "rnd_pct(70)",
-        "m_axi_bid_i": "4'($urandom_range(3))",
-        "m_axi_bvalid_i": "rnd_pct(50)",
+        "m_axi_awready": "rnd_pct(60)",
+        "m_axi_wready": "rnd_pct(70)",
+        "m_axi_bid": "4'($urandom_range(3))",
+        "m_axi_bvalid": "rnd_pct(50)",
     },
-    "activity": "(rtl_m_axi_wvalid_o && in_m_axi_wready_i) || (rtl_m_axi_awvalid_o && in_m_axi_awready_i)",
+    "activity": "(rtl_m_axi_wvalid && in_m_axi_wready) || (rtl_m_axi_awvalid && in_m_axi_awready)",
 }
 
 # Registers: AXI-Lite writes and reads at register addresses (85 %) with

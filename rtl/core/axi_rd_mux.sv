@@ -2,7 +2,7 @@
 // port i at [i*W +: W]) onto one AXI4 master port.
 // AR: round-robin among the ports with ARVALID, one AR per grant; the granted
 // request moves into an output register (s_arready_o pulses for it) that holds
-// it until m_axi_arready_i.
+// it until m_axi_arready.
 // R: routed by RID with zero added latency; port i must use ARID = i (the
 // shell gives each reader Id = its port index), so RID names the port. An RID
 // naming no port is discarded (and asserted against). RDATA/RRESP/RLAST/RID
@@ -30,19 +30,19 @@ module axi_rd_mux #(
   output logic [NumPorts-1:0]         s_rlast_o,
   output logic [NumPorts-1:0]         s_rvalid_o,
   input  logic [NumPorts-1:0]         s_rready_i,
-  output logic [IdWidth-1:0]          m_axi_arid_o,
-  output logic [63:0]                 m_axi_araddr_o,
-  output logic [7:0]                  m_axi_arlen_o,
-  output logic [2:0]                  m_axi_arsize_o,
-  output logic [1:0]                  m_axi_arburst_o,
-  output logic                        m_axi_arvalid_o,
-  input  logic                        m_axi_arready_i,
-  input  logic [IdWidth-1:0]          m_axi_rid_i,
-  input  logic [511:0]                m_axi_rdata_i,
-  input  logic [1:0]                  m_axi_rresp_i,
-  input  logic                        m_axi_rlast_i,
-  input  logic                        m_axi_rvalid_i,
-  output logic                        m_axi_rready_o
+  output logic [IdWidth-1:0]          m_axi_arid,
+  output logic [63:0]                 m_axi_araddr,
+  output logic [7:0]                  m_axi_arlen,
+  output logic [2:0]                  m_axi_arsize,
+  output logic [1:0]                  m_axi_arburst,
+  output logic                        m_axi_arvalid,
+  input  logic                        m_axi_arready,
+  input  logic [IdWidth-1:0]          m_axi_rid,
+  input  logic [511:0]                m_axi_rdata,
+  input  logic [1:0]                  m_axi_rresp,
+  input  logic                        m_axi_rlast,
+  input  logic                        m_axi_rvalid,
+  output logic                        m_axi_rready
 );
 
   localparam int unsigned PortWidth = (NumPorts > 1) ? $clog2(NumPorts) : 1;
@@ -63,14 +63,14 @@ module axi_rd_mux #(
     .grant_o(grant)
   );
 
-  assign load = any_req && (!arvalid_q || m_axi_arready_i);
+  assign load = any_req && (!arvalid_q || m_axi_arready);
   always_comb begin
     s_arready_o = '0;
     s_arready_o[grant] = load;
   end
 
   always_comb begin
-    arvalid_d = load || (arvalid_q && !m_axi_arready_i);
+    arvalid_d = load || (arvalid_q && !m_axi_arready);
     ar_d = ar_q;
     last_d = last_q;
     if (load) begin
@@ -94,22 +94,22 @@ module axi_rd_mux #(
     ar_q <= ar_d;
   end
 
-  assign {m_axi_arid_o, m_axi_araddr_o, m_axi_arlen_o, m_axi_arsize_o, m_axi_arburst_o} = ar_q;
-  assign m_axi_arvalid_o = arvalid_q;
+  assign {m_axi_arid, m_axi_araddr, m_axi_arlen, m_axi_arsize, m_axi_arburst} = ar_q;
+  assign m_axi_arvalid = arvalid_q;
 
   // R: steer RVALID and take RREADY from the port RID names.
   always_comb begin
-    m_axi_rready_o = 1'b1;
+    m_axi_rready = 1'b1;
     for (int i = 0; i < NumPorts; i++) begin
-      s_rvalid_o[i] = m_axi_rvalid_i && (32'(m_axi_rid_i) == i);
-      if (32'(m_axi_rid_i) == i) m_axi_rready_o = s_rready_i[i];
+      s_rvalid_o[i] = m_axi_rvalid && (32'(m_axi_rid) == i);
+      if (32'(m_axi_rid) == i) m_axi_rready = s_rready_i[i];
     end
   end
   for (genvar i = 0; i < NumPorts; i++) begin : g_r
-    assign s_rid_o[i*IdWidth +: IdWidth] = m_axi_rid_i;
-    assign s_rdata_o[i*512 +: 512] = m_axi_rdata_i;
-    assign s_rresp_o[i*2 +: 2] = m_axi_rresp_i;
-    assign s_rlast_o[i] = m_axi_rlast_i;
+    assign s_rid_o[i*IdWidth +: IdWidth] = m_axi_rid;
+    assign s_rdata_o[i*512 +: 512] = m_axi_rdata;
+    assign s_rresp_o[i*2 +: 2] = m_axi_rresp;
+    assign s_rlast_o[i] = m_axi_rlast;
   end
 
 `ifndef SYNTHESIS
@@ -121,7 +121,7 @@ module axi_rd_mux #(
   logic               stalled_q;
   logic [ArWidth-1:0] held_q;
   always_ff @(posedge clk_i) begin
-    stalled_q <= !rst_i && m_axi_arvalid_o && !m_axi_arready_i;
+    stalled_q <= !rst_i && m_axi_arvalid && !m_axi_arready;
     held_q <= ar_q;
     if (!rst_i) begin
       for (int i = 0; i < NumPorts; i++) begin
@@ -129,10 +129,10 @@ module axi_rd_mux #(
           assert (32'(s_arid_i[i*IdWidth +: IdWidth]) == i) else $error("axi_rd_mux: port %0d ARID is not %0d", i, i);
         end
       end
-      if (m_axi_rvalid_i) begin
-        assert (32'(m_axi_rid_i) < NumPorts) else $error("axi_rd_mux: RID %0d names no port", m_axi_rid_i);
+      if (m_axi_rvalid) begin
+        assert (32'(m_axi_rid) < NumPorts) else $error("axi_rd_mux: RID %0d names no port", m_axi_rid);
       end
-      assert (!stalled_q || (m_axi_arvalid_o && ar_q == held_q)) else $error("axi_rd_mux: AR dropped or changed while stalled");
+      assert (!stalled_q || (m_axi_arvalid && ar_q == held_q)) else $error("axi_rd_mux: AR dropped or changed while stalled");
     end
   end
 `endif

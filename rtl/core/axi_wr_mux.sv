@@ -2,7 +2,7 @@
 // ports, port i at [i*W +: W]) onto one AXI4 master port.
 // AW: round-robin among the ports with AWVALID, one AW per grant; the granted
 // request moves into an output register that holds it until
-// m_axi_awready_i, and its port joins a FIFO of grants (GrantDepth entries;
+// m_axi_awready, and its port joins a FIFO of grants (GrantDepth entries;
 // no AW is granted while it is full).
 // W: forwarded with zero added latency from the port at the head of the grant
 // FIFO until its WLAST, so W beats follow the order of the granted AWs (they
@@ -37,22 +37,22 @@ module axi_wr_mux #(
   output logic [NumPorts*2-1:0]       s_bresp_o,
   output logic [NumPorts-1:0]         s_bvalid_o,
   input  logic [NumPorts-1:0]         s_bready_i,
-  output logic [IdWidth-1:0]          m_axi_awid_o,
-  output logic [63:0]                 m_axi_awaddr_o,
-  output logic [7:0]                  m_axi_awlen_o,
-  output logic [2:0]                  m_axi_awsize_o,
-  output logic [1:0]                  m_axi_awburst_o,
-  output logic                        m_axi_awvalid_o,
-  input  logic                        m_axi_awready_i,
-  output logic [511:0]                m_axi_wdata_o,
-  output logic [63:0]                 m_axi_wstrb_o,
-  output logic                        m_axi_wlast_o,
-  output logic                        m_axi_wvalid_o,
-  input  logic                        m_axi_wready_i,
-  input  logic [IdWidth-1:0]          m_axi_bid_i,
-  input  logic [1:0]                  m_axi_bresp_i,
-  input  logic                        m_axi_bvalid_i,
-  output logic                        m_axi_bready_o
+  output logic [IdWidth-1:0]          m_axi_awid,
+  output logic [63:0]                 m_axi_awaddr,
+  output logic [7:0]                  m_axi_awlen,
+  output logic [2:0]                  m_axi_awsize,
+  output logic [1:0]                  m_axi_awburst,
+  output logic                        m_axi_awvalid,
+  input  logic                        m_axi_awready,
+  output logic [511:0]                m_axi_wdata,
+  output logic [63:0]                 m_axi_wstrb,
+  output logic                        m_axi_wlast,
+  output logic                        m_axi_wvalid,
+  input  logic                        m_axi_wready,
+  input  logic [IdWidth-1:0]          m_axi_bid,
+  input  logic [1:0]                  m_axi_bresp,
+  input  logic                        m_axi_bvalid,
+  output logic                        m_axi_bready
 );
 
   localparam int unsigned PortWidth = (NumPorts > 1) ? $clog2(NumPorts) : 1;
@@ -85,14 +85,14 @@ module axi_wr_mux #(
     .grant_o(grant)
   );
 
-  assign load = any_req && (!awvalid_q || m_axi_awready_i) && (32'(gnt_count_q) < GrantDepth);
+  assign load = any_req && (!awvalid_q || m_axi_awready) && (32'(gnt_count_q) < GrantDepth);
   always_comb begin
     s_awready_o = '0;
     s_awready_o[grant] = load;
   end
 
   always_comb begin
-    awvalid_d = load || (awvalid_q && !m_axi_awready_i);
+    awvalid_d = load || (awvalid_q && !m_axi_awready);
     aw_d = aw_q;
     last_d = last_q;
     if (load) begin
@@ -102,8 +102,8 @@ module axi_wr_mux #(
     end
   end
 
-  assign {m_axi_awid_o, m_axi_awaddr_o, m_axi_awlen_o, m_axi_awsize_o, m_axi_awburst_o} = aw_q;
-  assign m_axi_awvalid_o = awvalid_q;
+  assign {m_axi_awid, m_axi_awaddr, m_axi_awlen, m_axi_awsize, m_axi_awburst} = aw_q;
+  assign m_axi_awvalid = awvalid_q;
 
   // W from the port at the head of the grant FIFO.
   always_ff @(posedge clk_i) begin
@@ -111,14 +111,14 @@ module axi_wr_mux #(
   end
   assign w_port = gnt_mem[gnt_rptr_q];
   assign w_active = (gnt_count_q != '0);
-  assign m_axi_wvalid_o = w_active && s_wvalid_i[w_port];
-  assign m_axi_wdata_o = s_wdata_i[w_port*512 +: 512];
-  assign m_axi_wstrb_o = s_wstrb_i[w_port*64 +: 64];
-  assign m_axi_wlast_o = s_wlast_i[w_port];
-  assign w_end = m_axi_wvalid_o && m_axi_wready_i && m_axi_wlast_o;
+  assign m_axi_wvalid = w_active && s_wvalid_i[w_port];
+  assign m_axi_wdata = s_wdata_i[w_port*512 +: 512];
+  assign m_axi_wstrb = s_wstrb_i[w_port*64 +: 64];
+  assign m_axi_wlast = s_wlast_i[w_port];
+  assign w_end = m_axi_wvalid && m_axi_wready && m_axi_wlast;
   always_comb begin
     s_wready_o = '0;
-    s_wready_o[w_port] = w_active && m_axi_wready_i;
+    s_wready_o[w_port] = w_active && m_axi_wready;
   end
   assign gnt_wptr_d = load ? next_ptr(gnt_wptr_q) : gnt_wptr_q;
   assign gnt_rptr_d = w_end ? next_ptr(gnt_rptr_q) : gnt_rptr_q;
@@ -146,15 +146,15 @@ module axi_wr_mux #(
 
   // B: steer BVALID and take BREADY from the port BID names.
   always_comb begin
-    m_axi_bready_o = 1'b1;
+    m_axi_bready = 1'b1;
     for (int i = 0; i < NumPorts; i++) begin
-      s_bvalid_o[i] = m_axi_bvalid_i && (32'(m_axi_bid_i) == i);
-      if (32'(m_axi_bid_i) == i) m_axi_bready_o = s_bready_i[i];
+      s_bvalid_o[i] = m_axi_bvalid && (32'(m_axi_bid) == i);
+      if (32'(m_axi_bid) == i) m_axi_bready = s_bready_i[i];
     end
   end
   for (genvar i = 0; i < NumPorts; i++) begin : g_b
-    assign s_bid_o[i*IdWidth +: IdWidth] = m_axi_bid_i;
-    assign s_bresp_o[i*2 +: 2] = m_axi_bresp_i;
+    assign s_bid_o[i*IdWidth +: IdWidth] = m_axi_bid;
+    assign s_bresp_o[i*2 +: 2] = m_axi_bresp;
   end
 
 `ifndef SYNTHESIS
@@ -168,22 +168,22 @@ module axi_wr_mux #(
   logic [AwWidth-1:0] aw_held_q;
   logic [576:0]       w_held_q;
   always_ff @(posedge clk_i) begin
-    aw_stalled_q <= !rst_i && m_axi_awvalid_o && !m_axi_awready_i;
+    aw_stalled_q <= !rst_i && m_axi_awvalid && !m_axi_awready;
     aw_held_q <= aw_q;
-    w_stalled_q <= !rst_i && m_axi_wvalid_o && !m_axi_wready_i;
-    w_held_q <= {m_axi_wlast_o, m_axi_wstrb_o, m_axi_wdata_o};
+    w_stalled_q <= !rst_i && m_axi_wvalid && !m_axi_wready;
+    w_held_q <= {m_axi_wlast, m_axi_wstrb, m_axi_wdata};
     if (!rst_i) begin
       for (int i = 0; i < NumPorts; i++) begin
         if (s_awvalid_i[i]) begin
           assert (32'(s_awid_i[i*IdWidth +: IdWidth]) == i) else $error("axi_wr_mux: port %0d AWID is not %0d", i, i);
         end
       end
-      if (m_axi_bvalid_i) begin
-        assert (32'(m_axi_bid_i) < NumPorts) else $error("axi_wr_mux: BID %0d names no port", m_axi_bid_i);
+      if (m_axi_bvalid) begin
+        assert (32'(m_axi_bid) < NumPorts) else $error("axi_wr_mux: BID %0d names no port", m_axi_bid);
       end
       assert (32'(gnt_count_q) <= GrantDepth) else $error("axi_wr_mux: grant FIFO overflow");
-      assert (!aw_stalled_q || (m_axi_awvalid_o && aw_q == aw_held_q)) else $error("axi_wr_mux: AW dropped or changed while stalled");
-      assert (!w_stalled_q || (m_axi_wvalid_o && {m_axi_wlast_o, m_axi_wstrb_o, m_axi_wdata_o} == w_held_q))
+      assert (!aw_stalled_q || (m_axi_awvalid && aw_q == aw_held_q)) else $error("axi_wr_mux: AW dropped or changed while stalled");
+      assert (!w_stalled_q || (m_axi_wvalid && {m_axi_wlast, m_axi_wstrb, m_axi_wdata} == w_held_q))
       else $error("axi_wr_mux: W dropped or changed while stalled");
     end
   end

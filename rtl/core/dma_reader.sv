@@ -9,7 +9,7 @@
 // carries out_last_o. The next command is accepted as soon as every burst of
 // the current one is issued, so commands stream back to back.
 // Credit rule: a burst is issued only when the beat FIFO has room for all its
-// beats, counting the beats of bursts still outstanding, so m_axi_rready_o is
+// beats, counting the beats of bursts still outstanding, so m_axi_rready is
 // constantly 1 and the shared R channel never stalls on this reader. At most
 // MaxOutstanding bursts are outstanding; R beats must carry RID = Id.
 // Errors: the first beat answered non-OKAY sets err_o (sticky until abort_i or
@@ -52,19 +52,19 @@ module dma_reader #(
   output logic                   err_o,
   output logic [63:0]            err_addr_o,
   output logic [1:0]             err_resp_o,
-  output logic [IdWidth-1:0]     m_axi_arid_o,
-  output logic [63:0]            m_axi_araddr_o,
-  output logic [7:0]             m_axi_arlen_o,
-  output logic [2:0]             m_axi_arsize_o,
-  output logic [1:0]             m_axi_arburst_o,
-  output logic                   m_axi_arvalid_o,
-  input  logic                   m_axi_arready_i,
-  input  logic [IdWidth-1:0]     m_axi_rid_i,
-  input  logic [511:0]           m_axi_rdata_i,
-  input  logic [1:0]             m_axi_rresp_i,
-  input  logic                   m_axi_rlast_i,
-  input  logic                   m_axi_rvalid_i,
-  output logic                   m_axi_rready_o
+  output logic [IdWidth-1:0]     m_axi_arid,
+  output logic [63:0]            m_axi_araddr,
+  output logic [7:0]             m_axi_arlen,
+  output logic [2:0]             m_axi_arsize,
+  output logic [1:0]             m_axi_arburst,
+  output logic                   m_axi_arvalid,
+  input  logic                   m_axi_arready,
+  input  logic [IdWidth-1:0]     m_axi_rid,
+  input  logic [511:0]           m_axi_rdata,
+  input  logic [1:0]             m_axi_rresp,
+  input  logic                   m_axi_rlast,
+  input  logic                   m_axi_rvalid,
+  output logic                   m_axi_rready
 );
 
   localparam int unsigned BurstCap     = (MaxBurstBeats < FifoBeats) ? MaxBurstBeats : FifoBeats;
@@ -137,7 +137,7 @@ module dma_reader #(
   assign blen = (beats_left_q < 27'(cap)) ? beats_left_q[6:0] : cap;
   assign final_burst = (beats_left_q == 27'(blen));
   assign room = 32'(inflight_q) + 32'(fifo_count) + 32'(blen) <= FifoBeats;
-  assign issue = active_q && (!arvalid_q || m_axi_arready_i) && (32'(desc_count_q) < MaxOutstanding) &&
+  assign issue = active_q && (!arvalid_q || m_axi_arready) && (32'(desc_count_q) < MaxOutstanding) &&
                  room && !err_q && !abort_i;
 
   assign cmd_ready_o = !active_q;
@@ -153,7 +153,7 @@ module dma_reader #(
     lo_d = lo_q;
     hi_d = hi_q;
     last_d = last_q;
-    arvalid_d = arvalid_q && !m_axi_arready_i;
+    arvalid_d = arvalid_q && !m_axi_arready;
     araddr_d = araddr_q;
     arlen_d = arlen_q;
     if (cmd_take) begin
@@ -187,21 +187,21 @@ module dma_reader #(
   end
   assign {h_addr, h_len, h_lo, h_hi, h_last} = desc_mem[desc_rptr_q];
 
-  assign m_axi_rready_o = 1'b1;  // the credit rule reserved FIFO room for every beat
-  assign r_end = m_axi_rvalid_i && (rbeat_q == h_len);
+  assign m_axi_rready = 1'b1;  // the credit rule reserved FIFO room for every beat
+  assign r_end = m_axi_rvalid && (rbeat_q == h_len);
   assign discard = (drop_q != '0) || err_q || abort_i;
-  assign push = m_axi_rvalid_i && !discard && (m_axi_rresp_i == 2'b00);
-  assign r_bad = m_axi_rvalid_i && !discard && (m_axi_rresp_i != 2'b00);
+  assign push = m_axi_rvalid && !discard && (m_axi_rresp == 2'b00);
+  assign r_bad = m_axi_rvalid && !discard && (m_axi_rresp != 2'b00);
   assign fifo_in_data = {r_end && h_last, (rbeat_q == h_len) ? h_hi : LastChunk,
-                         (rbeat_q == 8'd0) ? h_lo : ChunkWidth'(0), m_axi_rdata_i};
+                         (rbeat_q == 8'd0) ? h_lo : ChunkWidth'(0), m_axi_rdata};
 
   always_comb begin
     desc_wptr_d = issue ? next_ptr(desc_wptr_q) : desc_wptr_q;
     desc_rptr_d = r_end ? next_ptr(desc_rptr_q) : desc_rptr_q;
     rbeat_d = rbeat_q;
-    if (m_axi_rvalid_i) rbeat_d = r_end ? 8'd0 : rbeat_q + 8'd1;
+    if (m_axi_rvalid) rbeat_d = r_end ? 8'd0 : rbeat_q + 8'd1;
     desc_count_d = desc_count_q + CntWidth'(issue) - CntWidth'(r_end);
-    inflight_d = inflight_q + (issue ? BeatCntWidth'(blen) : '0) - BeatCntWidth'(m_axi_rvalid_i);
+    inflight_d = inflight_q + (issue ? BeatCntWidth'(blen) : '0) - BeatCntWidth'(m_axi_rvalid);
     drop_d = drop_q;
     if (abort_i) drop_d = desc_count_q - CntWidth'(r_end);  // nothing issues in the abort cycle
     else if (r_end && drop_q != '0) drop_d = drop_q - 1'b1;
@@ -213,7 +213,7 @@ module dma_reader #(
     end else if (r_bad) begin
       err_d = 1'b1;
       err_addr_d = {h_addr, 6'b0};
-      err_resp_d = m_axi_rresp_i;
+      err_resp_d = m_axi_rresp;
     end
   end
 
@@ -296,12 +296,12 @@ module dma_reader #(
     chunk_q <= chunk_d;
   end
 
-  assign m_axi_arid_o = IdWidth'(Id);
-  assign m_axi_araddr_o = {araddr_q, 6'b0};
-  assign m_axi_arlen_o = arlen_q;
-  assign m_axi_arsize_o = 3'd6;    // 64 bytes, the full width
-  assign m_axi_arburst_o = 2'b01;  // INCR
-  assign m_axi_arvalid_o = arvalid_q;
+  assign m_axi_arid = IdWidth'(Id);
+  assign m_axi_araddr = {araddr_q, 6'b0};
+  assign m_axi_arlen = arlen_q;
+  assign m_axi_arsize = 3'd6;    // 64 bytes, the full width
+  assign m_axi_arburst = 2'b01;  // INCR
+  assign m_axi_arvalid = arvalid_q;
   assign err_o = err_q;
   assign err_addr_o = err_addr_q;
   assign err_resp_o = err_resp_q;
@@ -322,7 +322,7 @@ module dma_reader #(
   logic [65:0] ar_held_q;
   logic [OutWords*32:0] out_held_q;
   always_ff @(posedge clk_i) begin
-    ar_stalled_q <= !rst_i && m_axi_arvalid_o && !m_axi_arready_i;
+    ar_stalled_q <= !rst_i && m_axi_arvalid && !m_axi_arready;
     ar_held_q <= {araddr_q, arlen_q};
     out_stalled_q <= !rst_i && !abort_i && out_valid_o && !out_ready_i;
     out_held_q <= {out_last_o, out_data_o};
@@ -333,14 +333,14 @@ module dma_reader #(
         assert ((cmd_addr_i[5:0] & 6'(OutWords * 4 - 1)) == '0)
         else $error("dma_reader: cmd_addr_i must be aligned to OutWords*4 bytes");
       end
-      if (m_axi_rvalid_i) begin
+      if (m_axi_rvalid) begin
         assert (desc_count_q != '0) else $error("dma_reader: R beat with no burst outstanding");
-        assert (m_axi_rid_i == IdWidth'(Id)) else $error("dma_reader: R beat with a foreign RID");
-        assert (m_axi_rlast_i == (rbeat_q == h_len)) else $error("dma_reader: RLAST does not match ARLEN");
+        assert (m_axi_rid == IdWidth'(Id)) else $error("dma_reader: R beat with a foreign RID");
+        assert (m_axi_rlast == (rbeat_q == h_len)) else $error("dma_reader: RLAST does not match ARLEN");
       end
       assert (!push || fifo_in_ready) else $error("dma_reader: beat FIFO overflow (credit rule broken)");
       assert (32'(desc_count_q) <= MaxOutstanding) else $error("dma_reader: descriptor ring overflow");
-      assert (!ar_stalled_q || (m_axi_arvalid_o && {araddr_q, arlen_q} == ar_held_q))
+      assert (!ar_stalled_q || (m_axi_arvalid && {araddr_q, arlen_q} == ar_held_q))
       else $error("dma_reader: AR dropped or changed while stalled");
       assert (!out_stalled_q || (out_valid_o && {out_last_o, out_data_o} == out_held_q))
       else $error("dma_reader: output dropped or changed while stalled");

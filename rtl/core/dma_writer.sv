@@ -47,22 +47,22 @@ module dma_writer #(
   output logic               err_o,
   output logic [63:0]        err_addr_o,
   output logic [1:0]         err_resp_o,
-  output logic [IdWidth-1:0] m_axi_awid_o,
-  output logic [63:0]        m_axi_awaddr_o,
-  output logic [7:0]         m_axi_awlen_o,
-  output logic [2:0]         m_axi_awsize_o,
-  output logic [1:0]         m_axi_awburst_o,
-  output logic               m_axi_awvalid_o,
-  input  logic               m_axi_awready_i,
-  output logic [511:0]       m_axi_wdata_o,
-  output logic [63:0]        m_axi_wstrb_o,
-  output logic               m_axi_wlast_o,
-  output logic               m_axi_wvalid_o,
-  input  logic               m_axi_wready_i,
-  input  logic [IdWidth-1:0] m_axi_bid_i,
-  input  logic [1:0]         m_axi_bresp_i,
-  input  logic               m_axi_bvalid_i,
-  output logic               m_axi_bready_o
+  output logic [IdWidth-1:0] m_axi_awid,
+  output logic [63:0]        m_axi_awaddr,
+  output logic [7:0]         m_axi_awlen,
+  output logic [2:0]         m_axi_awsize,
+  output logic [1:0]         m_axi_awburst,
+  output logic               m_axi_awvalid,
+  input  logic               m_axi_awready,
+  output logic [511:0]       m_axi_wdata,
+  output logic [63:0]        m_axi_wstrb,
+  output logic               m_axi_wlast,
+  output logic               m_axi_wvalid,
+  input  logic               m_axi_wready,
+  input  logic [IdWidth-1:0] m_axi_bid,
+  input  logic [1:0]         m_axi_bresp,
+  input  logic               m_axi_bvalid,
+  output logic               m_axi_bready
 );
 
   localparam int unsigned BurstCap     = (MaxBurstBeats < FifoBeats) ? MaxBurstBeats : FifoBeats;
@@ -184,11 +184,11 @@ module dma_writer #(
   end
 
   assign aw_issue = (n_formed_q != '0) && (32'(n_out_q) < MaxOutstanding) &&
-                    (!awvalid_q || m_axi_awready_i) && !err_q && (junk_q == '0) && !abort_i;
-  assign aw_hs = awvalid_q && m_axi_awready_i;
+                    (!awvalid_q || m_axi_awready) && !err_q && (junk_q == '0) && !abort_i;
+  assign aw_hs = awvalid_q && m_axi_awready;
 
   always_comb begin
-    awvalid_d = awvalid_q && !m_axi_awready_i;
+    awvalid_d = awvalid_q && !m_axi_awready;
     awaddr_d = awaddr_q;
     awlen_d = awlen_q;
     if (aw_issue) begin
@@ -199,15 +199,15 @@ module dma_writer #(
     // Nothing is pushed or issued in the abort cycle: the formed bursts go.
     wptr_d = abort_i ? aptr_q : ring_push ? next_ptr(wptr_q) : wptr_q;
     aptr_d = aw_issue ? next_ptr(aptr_q) : aptr_q;
-    bptr_d = m_axi_bvalid_i ? next_ptr(bptr_q) : bptr_q;
+    bptr_d = m_axi_bvalid ? next_ptr(bptr_q) : bptr_q;
     n_formed_d = abort_i ? '0 : n_formed_q + RingCntWidth'(ring_push) - RingCntWidth'(aw_issue);
-    n_out_d = n_out_q + RingCntWidth'(aw_issue) - RingCntWidth'(m_axi_bvalid_i);
+    n_out_d = n_out_q + RingCntWidth'(aw_issue) - RingCntWidth'(m_axi_bvalid);
   end
 
   // ---------------------------------------------------------------------------
   // W: beats of accepted AWs first, then the dropped beats of an abort.
-  assign m_axi_wvalid_o = fifo_out_valid && (wb_q != '0);
-  assign w_hs = m_axi_wvalid_o && m_axi_wready_i;
+  assign m_axi_wvalid = fifo_out_valid && (wb_q != '0);
+  assign w_hs = m_axi_wvalid && m_axi_wready;
   assign junk_pop = fifo_out_valid && (owed_q == '0) && (junk_q != '0);
 
   always_comb begin
@@ -229,20 +229,20 @@ module dma_writer #(
     .in_ready_o (fifo_in_ready),
     .in_data_i  ({burst_end, beat_mask_q | (16'b1 << lane), merged}),
     .out_valid_o(fifo_out_valid),
-    .out_ready_i(((wb_q != 0) && m_axi_wready_i) || ((owed_q == 0) && (junk_q != 0))),
+    .out_ready_i(((wb_q != 0) && m_axi_wready) || ((owed_q == 0) && (junk_q != 0))),
     .out_data_o (fifo_out_data),
     .count_o    (fifo_count)
   );
 
-  assign {f_last, f_mask, m_axi_wdata_o} = fifo_out_data;
-  assign m_axi_wlast_o = f_last;
+  assign {f_last, f_mask, m_axi_wdata} = fifo_out_data;
+  assign m_axi_wlast = f_last;
   for (genvar i = 0; i < 16; i++) begin : g_strb
-    assign m_axi_wstrb_o[i*4 +: 4] = {4{f_mask[i]}};
+    assign m_axi_wstrb[i*4 +: 4] = {4{f_mask[i]}};
   end
 
   // ---------------------------------------------------------------------------
   // B: in order (one ID), against the ring's oldest in-flight burst.
-  assign m_axi_bready_o = 1'b1;
+  assign m_axi_bready = 1'b1;
 
   always_comb begin
     drop_b_d = drop_b_q;
@@ -250,14 +250,14 @@ module dma_writer #(
     err_d = err_q;
     err_addr_d = err_addr_q;
     err_resp_d = err_resp_q;
-    if (m_axi_bvalid_i) begin
+    if (m_axi_bvalid) begin
       if (drop_b_q != '0) begin
         drop_b_d = drop_b_q - 1'b1;
       end else if (!abort_i && !err_q) begin
-        if (m_axi_bresp_i != 2'b00) begin
+        if (m_axi_bresp != 2'b00) begin
           err_d = 1'b1;
           err_addr_d = {ring_addr[bptr_q], 6'b0};
-          err_resp_d = m_axi_bresp_i;
+          err_resp_d = m_axi_bresp;
         end else begin
           done_d = ring_last[bptr_q];
         end
@@ -317,12 +317,12 @@ module dma_writer #(
     err_resp_q <= err_resp_d;
   end
 
-  assign m_axi_awid_o = IdWidth'(Id);
-  assign m_axi_awaddr_o = {awaddr_q, 6'b0};
-  assign m_axi_awlen_o = awlen_q;
-  assign m_axi_awsize_o = 3'd6;    // 64 bytes, the full width
-  assign m_axi_awburst_o = 2'b01;  // INCR
-  assign m_axi_awvalid_o = awvalid_q;
+  assign m_axi_awid = IdWidth'(Id);
+  assign m_axi_awaddr = {awaddr_q, 6'b0};
+  assign m_axi_awlen = awlen_q;
+  assign m_axi_awsize = 3'd6;    // 64 bytes, the full width
+  assign m_axi_awburst = 2'b01;  // INCR
+  assign m_axi_awvalid = awvalid_q;
   assign done_o = done_q;
   assign err_o = err_q;
   assign err_addr_o = err_addr_q;
@@ -342,27 +342,27 @@ module dma_writer #(
   logic [65:0]  aw_held_q;
   logic [576:0] w_held_q;
   always_ff @(posedge clk_i) begin
-    aw_stalled_q <= !rst_i && m_axi_awvalid_o && !m_axi_awready_i;
+    aw_stalled_q <= !rst_i && m_axi_awvalid && !m_axi_awready;
     aw_held_q <= {awaddr_q, awlen_q};
-    w_stalled_q <= !rst_i && m_axi_wvalid_o && !m_axi_wready_i;
-    w_held_q <= {m_axi_wlast_o, m_axi_wstrb_o, m_axi_wdata_o};
+    w_stalled_q <= !rst_i && m_axi_wvalid && !m_axi_wready;
+    w_held_q <= {m_axi_wlast, m_axi_wstrb, m_axi_wdata};
     if (!rst_i) begin
       if (cmd_valid_i && cmd_ready_o) begin
         assert (cmd_bytes_i != '0 && cmd_bytes_i[1:0] == 2'b00)
         else $error("dma_writer: cmd_bytes_i must be a non-zero multiple of 4");
         assert (cmd_addr_i[1:0] == 2'b00) else $error("dma_writer: cmd_addr_i must be 4-byte aligned");
       end
-      if (m_axi_bvalid_i) begin
+      if (m_axi_bvalid) begin
         assert (n_out_q != '0) else $error("dma_writer: B with no burst in flight");
-        assert (m_axi_bid_i == IdWidth'(Id)) else $error("dma_writer: B with a foreign BID");
+        assert (m_axi_bid == IdWidth'(Id)) else $error("dma_writer: B with a foreign BID");
       end
       assert (!(in_take && beat_end) || fifo_in_ready) else $error("dma_writer: beat FIFO overflow");
       assert (!ring_push || !ring_full) else $error("dma_writer: burst ring overflow");
       assert (!w_hs || owed_q != '0) else $error("dma_writer: W beat that no AW owes");
       assert (32'(n_out_q) <= MaxOutstanding) else $error("dma_writer: more bursts in flight than MaxOutstanding");
-      assert (!aw_stalled_q || (m_axi_awvalid_o && {awaddr_q, awlen_q} == aw_held_q))
+      assert (!aw_stalled_q || (m_axi_awvalid && {awaddr_q, awlen_q} == aw_held_q))
       else $error("dma_writer: AW dropped or changed while stalled");
-      assert (!w_stalled_q || (m_axi_wvalid_o && {m_axi_wlast_o, m_axi_wstrb_o, m_axi_wdata_o} == w_held_q))
+      assert (!w_stalled_q || (m_axi_wvalid && {m_axi_wlast, m_axi_wstrb, m_axi_wdata} == w_held_q))
       else $error("dma_writer: W dropped or changed while stalled");
     end
   end

@@ -629,12 +629,12 @@ module farnn_core #(
     .cmd_bytes_i(rc_bytes[RD_CTL*32 +: 32]), .cmd_last_i(rc_last[RD_CTL]),
     .out_valid_o(ctl_valid), .out_ready_i(ctl_ready), .out_data_o(ctl_data), .out_last_o(ctl_last),
     .err_o(rd_err[RD_CTL]), .err_addr_o(rd_err_addr[RD_CTL*64 +: 64]), .err_resp_o(rd_err_resp[RD_CTL*2 +: 2]),
-    .m_axi_arid_o(s_arid[RD_CTL*4 +: 4]), .m_axi_araddr_o(s_araddr[RD_CTL*64 +: 64]),
-    .m_axi_arlen_o(s_arlen[RD_CTL*8 +: 8]), .m_axi_arsize_o(s_arsize[RD_CTL*3 +: 3]),
-    .m_axi_arburst_o(s_arburst[RD_CTL*2 +: 2]), .m_axi_arvalid_o(s_arvalid[RD_CTL]),
-    .m_axi_arready_i(s_arready[RD_CTL]), .m_axi_rid_i(s_rid[RD_CTL*4 +: 4]),
-    .m_axi_rdata_i(s_rdata[RD_CTL*512 +: 512]), .m_axi_rresp_i(s_rresp[RD_CTL*2 +: 2]),
-    .m_axi_rlast_i(s_rlast[RD_CTL]), .m_axi_rvalid_i(s_rvalid[RD_CTL]), .m_axi_rready_o(s_rready[RD_CTL]));
+    .m_axi_arid(s_arid[RD_CTL*4 +: 4]), .m_axi_araddr(s_araddr[RD_CTL*64 +: 64]),
+    .m_axi_arlen(s_arlen[RD_CTL*8 +: 8]), .m_axi_arsize(s_arsize[RD_CTL*3 +: 3]),
+    .m_axi_arburst(s_arburst[RD_CTL*2 +: 2]), .m_axi_arvalid(s_arvalid[RD_CTL]),
+    .m_axi_arready(s_arready[RD_CTL]), .m_axi_rid(s_rid[RD_CTL*4 +: 4]),
+    .m_axi_rdata(s_rdata[RD_CTL*512 +: 512]), .m_axi_rresp(s_rresp[RD_CTL*2 +: 2]),
+    .m_axi_rlast(s_rlast[RD_CTL]), .m_axi_rvalid(s_rvalid[RD_CTL]), .m_axi_rready(s_rready[RD_CTL]));
 
   dma_reader #(.IdWidth(4), .Id(RD_WGT), .OutWords(WeightLanes), .FifoBeats(WeightFifoBeats),
                .MaxBurstBeats(64), .MaxOutstanding(MaxOutstanding)) u_rd_wgt (
@@ -643,12 +643,12 @@ module farnn_core #(
     .cmd_bytes_i(rc_bytes[RD_WGT*32 +: 32]), .cmd_last_i(rc_last[RD_WGT]),
     .out_valid_o(w_valid), .out_ready_i(w_ready), .out_data_o(w_data), .out_last_o(w_last),
     .err_o(rd_err[RD_WGT]), .err_addr_o(rd_err_addr[RD_WGT*64 +: 64]), .err_resp_o(rd_err_resp[RD_WGT*2 +: 2]),
-    .m_axi_arid_o(s_arid[RD_WGT*4 +: 4]), .m_axi_araddr_o(s_araddr[RD_WGT*64 +: 64]),
-    .m_axi_arlen_o(s_arlen[RD_WGT*8 +: 8]), .m_axi_arsize_o(s_arsize[RD_WGT*3 +: 3]),
-    .m_axi_arburst_o(s_arburst[RD_WGT*2 +: 2]), .m_axi_arvalid_o(s_arvalid[RD_WGT]),
-    .m_axi_arready_i(s_arready[RD_WGT]), .m_axi_rid_i(s_rid[RD_WGT*4 +: 4]),
-    .m_axi_rdata_i(s_rdata[RD_WGT*512 +: 512]), .m_axi_rresp_i(s_rresp[RD_WGT*2 +: 2]),
-    .m_axi_rlast_i(s_rlast[RD_WGT]), .m_axi_rvalid_i(s_rvalid[RD_WGT]), .m_axi_rready_o(s_rready[RD_WGT]));
+    .m_axi_arid(s_arid[RD_WGT*4 +: 4]), .m_axi_araddr(s_araddr[RD_WGT*64 +: 64]),
+    .m_axi_arlen(s_arlen[RD_WGT*8 +: 8]), .m_axi_arsize(s_arsize[RD_WGT*3 +: 3]),
+    .m_axi_arburst(s_arburst[RD_WGT*2 +: 2]), .m_axi_arvalid(s_arvalid[RD_WGT]),
+    .m_axi_arready(s_arready[RD_WGT]), .m_axi_rid(s_rid[RD_WGT*4 +: 4]),
+    .m_axi_rdata(s_rdata[RD_WGT*512 +: 512]), .m_axi_rresp(s_rresp[RD_WGT*2 +: 2]),
+    .m_axi_rlast(s_rlast[RD_WGT]), .m_axi_rvalid(s_rvalid[RD_WGT]), .m_axi_rready(s_rready[RD_WGT]));
 
   dma_reader #(.IdWidth(4), .Id(RD_SI), .OutWords(1), .FifoBeats(16), .MaxBurstBeats(16),
                .MaxOutstanding(2)) u_rd_si (
@@ -657,12 +657,12 @@ module farnn_core #(
     .cmd_bytes_i(rc_bytes[RD_SI*32 +: 32]), .cmd_last_i(rc_last[RD_SI]),
     .out_valid_o(si_valid), .out_ready_i(si_ready), .out_data_o(si_data), .out_last_o(si_last),
     .err_o(rd_err[RD_SI]), .err_addr_o(rd_err_addr[RD_SI*64 +: 64]), .err_resp_o(rd_err_resp[RD_SI*2 +: 2]),
-    .m_axi_arid_o(s_arid[RD_SI*4 +: 4]), .m_axi_araddr_o(s_araddr[RD_SI*64 +: 64]),
-    .m_axi_arlen_o(s_arlen[RD_SI*8 +: 8]), .m_axi_arsize_o(s_arsize[RD_SI*3 +: 3]),
-    .m_axi_arburst_o(s_arburst[RD_SI*2 +: 2]), .m_axi_arvalid_o(s_arvalid[RD_SI]),
-    .m_axi_arready_i(s_arready[RD_SI]), .m_axi_rid_i(s_rid[RD_SI*4 +: 4]),
-    .m_axi_rdata_i(s_rdata[RD_SI*512 +: 512]), .m_axi_rresp_i(s_rresp[RD_SI*2 +: 2]),
-    .m_axi_rlast_i(s_rlast[RD_SI]), .m_axi_rvalid_i(s_rvalid[RD_SI]), .m_axi_rready_o(s_rready[RD_SI]));
+    .m_axi_arid(s_arid[RD_SI*4 +: 4]), .m_axi_araddr(s_araddr[RD_SI*64 +: 64]),
+    .m_axi_arlen(s_arlen[RD_SI*8 +: 8]), .m_axi_arsize(s_arsize[RD_SI*3 +: 3]),
+    .m_axi_arburst(s_arburst[RD_SI*2 +: 2]), .m_axi_arvalid(s_arvalid[RD_SI]),
+    .m_axi_arready(s_arready[RD_SI]), .m_axi_rid(s_rid[RD_SI*4 +: 4]),
+    .m_axi_rdata(s_rdata[RD_SI*512 +: 512]), .m_axi_rresp(s_rresp[RD_SI*2 +: 2]),
+    .m_axi_rlast(s_rlast[RD_SI]), .m_axi_rvalid(s_rvalid[RD_SI]), .m_axi_rready(s_rready[RD_SI]));
 
   dma_reader #(.IdWidth(4), .Id(RD_IN), .OutWords(1), .FifoBeats(32), .MaxBurstBeats(16),
                .MaxOutstanding(MaxOutstanding)) u_rd_in (
@@ -671,12 +671,12 @@ module farnn_core #(
     .cmd_bytes_i(rc_bytes[RD_IN*32 +: 32]), .cmd_last_i(rc_last[RD_IN]),
     .out_valid_o(in_valid), .out_ready_i(in_ready), .out_data_o(in_data), .out_last_o(in_last),
     .err_o(rd_err[RD_IN]), .err_addr_o(rd_err_addr[RD_IN*64 +: 64]), .err_resp_o(rd_err_resp[RD_IN*2 +: 2]),
-    .m_axi_arid_o(s_arid[RD_IN*4 +: 4]), .m_axi_araddr_o(s_araddr[RD_IN*64 +: 64]),
-    .m_axi_arlen_o(s_arlen[RD_IN*8 +: 8]), .m_axi_arsize_o(s_arsize[RD_IN*3 +: 3]),
-    .m_axi_arburst_o(s_arburst[RD_IN*2 +: 2]), .m_axi_arvalid_o(s_arvalid[RD_IN]),
-    .m_axi_arready_i(s_arready[RD_IN]), .m_axi_rid_i(s_rid[RD_IN*4 +: 4]),
-    .m_axi_rdata_i(s_rdata[RD_IN*512 +: 512]), .m_axi_rresp_i(s_rresp[RD_IN*2 +: 2]),
-    .m_axi_rlast_i(s_rlast[RD_IN]), .m_axi_rvalid_i(s_rvalid[RD_IN]), .m_axi_rready_o(s_rready[RD_IN]));
+    .m_axi_arid(s_arid[RD_IN*4 +: 4]), .m_axi_araddr(s_araddr[RD_IN*64 +: 64]),
+    .m_axi_arlen(s_arlen[RD_IN*8 +: 8]), .m_axi_arsize(s_arsize[RD_IN*3 +: 3]),
+    .m_axi_arburst(s_arburst[RD_IN*2 +: 2]), .m_axi_arvalid(s_arvalid[RD_IN]),
+    .m_axi_arready(s_arready[RD_IN]), .m_axi_rid(s_rid[RD_IN*4 +: 4]),
+    .m_axi_rdata(s_rdata[RD_IN*512 +: 512]), .m_axi_rresp(s_rresp[RD_IN*2 +: 2]),
+    .m_axi_rlast(s_rlast[RD_IN]), .m_axi_rvalid(s_rvalid[RD_IN]), .m_axi_rready(s_rready[RD_IN]));
 
   dma_reader #(.IdWidth(4), .Id(RD_POLL), .OutWords(1), .FifoBeats(2), .MaxBurstBeats(1),
                .MaxOutstanding(1)) u_rd_poll (
@@ -686,12 +686,12 @@ module farnn_core #(
     .out_valid_o(poll_valid), .out_ready_i(poll_ready), .out_data_o(poll_data), .out_last_o(unused_poll_last),
     .err_o(rd_err[RD_POLL]), .err_addr_o(rd_err_addr[RD_POLL*64 +: 64]),
     .err_resp_o(rd_err_resp[RD_POLL*2 +: 2]),
-    .m_axi_arid_o(s_arid[RD_POLL*4 +: 4]), .m_axi_araddr_o(s_araddr[RD_POLL*64 +: 64]),
-    .m_axi_arlen_o(s_arlen[RD_POLL*8 +: 8]), .m_axi_arsize_o(s_arsize[RD_POLL*3 +: 3]),
-    .m_axi_arburst_o(s_arburst[RD_POLL*2 +: 2]), .m_axi_arvalid_o(s_arvalid[RD_POLL]),
-    .m_axi_arready_i(s_arready[RD_POLL]), .m_axi_rid_i(s_rid[RD_POLL*4 +: 4]),
-    .m_axi_rdata_i(s_rdata[RD_POLL*512 +: 512]), .m_axi_rresp_i(s_rresp[RD_POLL*2 +: 2]),
-    .m_axi_rlast_i(s_rlast[RD_POLL]), .m_axi_rvalid_i(s_rvalid[RD_POLL]), .m_axi_rready_o(s_rready[RD_POLL]));
+    .m_axi_arid(s_arid[RD_POLL*4 +: 4]), .m_axi_araddr(s_araddr[RD_POLL*64 +: 64]),
+    .m_axi_arlen(s_arlen[RD_POLL*8 +: 8]), .m_axi_arsize(s_arsize[RD_POLL*3 +: 3]),
+    .m_axi_arburst(s_arburst[RD_POLL*2 +: 2]), .m_axi_arvalid(s_arvalid[RD_POLL]),
+    .m_axi_arready(s_arready[RD_POLL]), .m_axi_rid(s_rid[RD_POLL*4 +: 4]),
+    .m_axi_rdata(s_rdata[RD_POLL*512 +: 512]), .m_axi_rresp(s_rresp[RD_POLL*2 +: 2]),
+    .m_axi_rlast(s_rlast[RD_POLL]), .m_axi_rvalid(s_rvalid[RD_POLL]), .m_axi_rready(s_rready[RD_POLL]));
 
   axi_rd_mux #(.NumPorts(NumRd), .IdWidth(4)) u_rd_mux (
     .clk_i, .rst_i,
@@ -699,11 +699,11 @@ module farnn_core #(
     .s_arburst_i(s_arburst), .s_arvalid_i(s_arvalid), .s_arready_o(s_arready),
     .s_rid_o(s_rid), .s_rdata_o(s_rdata), .s_rresp_o(s_rresp), .s_rlast_o(s_rlast),
     .s_rvalid_o(s_rvalid), .s_rready_i(s_rready),
-    .m_axi_arid_o(m_axi_host_arid), .m_axi_araddr_o(m_axi_host_araddr), .m_axi_arlen_o(m_axi_host_arlen),
-    .m_axi_arsize_o(m_axi_host_arsize), .m_axi_arburst_o(m_axi_host_arburst),
-    .m_axi_arvalid_o(m_axi_host_arvalid), .m_axi_arready_i(m_axi_host_arready),
-    .m_axi_rid_i(m_axi_host_rid), .m_axi_rdata_i(m_axi_host_rdata), .m_axi_rresp_i(m_axi_host_rresp),
-    .m_axi_rlast_i(m_axi_host_rlast), .m_axi_rvalid_i(m_axi_host_rvalid), .m_axi_rready_o(m_axi_host_rready));
+    .m_axi_arid(m_axi_host_arid), .m_axi_araddr(m_axi_host_araddr), .m_axi_arlen(m_axi_host_arlen),
+    .m_axi_arsize(m_axi_host_arsize), .m_axi_arburst(m_axi_host_arburst),
+    .m_axi_arvalid(m_axi_host_arvalid), .m_axi_arready(m_axi_host_arready),
+    .m_axi_rid(m_axi_host_rid), .m_axi_rdata(m_axi_host_rdata), .m_axi_rresp(m_axi_host_rresp),
+    .m_axi_rlast(m_axi_host_rlast), .m_axi_rvalid(m_axi_host_rvalid), .m_axi_rready(m_axi_host_rready));
 
   // Writers: per-step output (h or delta), state out, progress, notify.
   logic [NumWr-1:0]     s_awvalid, s_awready, s_wvalid, s_wready, s_wlast, s_bvalid, s_bready;
@@ -732,13 +732,13 @@ module farnn_core #(
       .in_valid_i(wi_valid[i]), .in_ready_o(wi_ready[i]), .in_data_i(wi_data[i*32 +: 32]),
       .done_o(wr_done[i]),
       .err_o(wr_err[i]), .err_addr_o(wr_err_addr[i*64 +: 64]), .err_resp_o(wr_err_resp[i*2 +: 2]),
-      .m_axi_awid_o(s_awid[i*4 +: 4]), .m_axi_awaddr_o(s_awaddr[i*64 +: 64]), .m_axi_awlen_o(s_awlen[i*8 +: 8]),
-      .m_axi_awsize_o(s_awsize[i*3 +: 3]), .m_axi_awburst_o(s_awburst[i*2 +: 2]),
-      .m_axi_awvalid_o(s_awvalid[i]), .m_axi_awready_i(s_awready[i]),
-      .m_axi_wdata_o(s_wdata[i*512 +: 512]), .m_axi_wstrb_o(s_wstrb[i*64 +: 64]), .m_axi_wlast_o(s_wlast[i]),
-      .m_axi_wvalid_o(s_wvalid[i]), .m_axi_wready_i(s_wready[i]),
-      .m_axi_bid_i(s_bid[i*4 +: 4]), .m_axi_bresp_i(s_bresp[i*2 +: 2]), .m_axi_bvalid_i(s_bvalid[i]),
-      .m_axi_bready_o(s_bready[i]));
+      .m_axi_awid(s_awid[i*4 +: 4]), .m_axi_awaddr(s_awaddr[i*64 +: 64]), .m_axi_awlen(s_awlen[i*8 +: 8]),
+      .m_axi_awsize(s_awsize[i*3 +: 3]), .m_axi_awburst(s_awburst[i*2 +: 2]),
+      .m_axi_awvalid(s_awvalid[i]), .m_axi_awready(s_awready[i]),
+      .m_axi_wdata(s_wdata[i*512 +: 512]), .m_axi_wstrb(s_wstrb[i*64 +: 64]), .m_axi_wlast(s_wlast[i]),
+      .m_axi_wvalid(s_wvalid[i]), .m_axi_wready(s_wready[i]),
+      .m_axi_bid(s_bid[i*4 +: 4]), .m_axi_bresp(s_bresp[i*2 +: 2]), .m_axi_bvalid(s_bvalid[i]),
+      .m_axi_bready(s_bready[i]));
   end
 
   axi_wr_mux #(.NumPorts(NumWr), .IdWidth(4)) u_wr_mux (
@@ -747,13 +747,13 @@ module farnn_core #(
     .s_awburst_i(s_awburst), .s_awvalid_i(s_awvalid), .s_awready_o(s_awready),
     .s_wdata_i(s_wdata), .s_wstrb_i(s_wstrb), .s_wlast_i(s_wlast), .s_wvalid_i(s_wvalid),
     .s_wready_o(s_wready), .s_bid_o(s_bid), .s_bresp_o(s_bresp), .s_bvalid_o(s_bvalid), .s_bready_i(s_bready),
-    .m_axi_awid_o(m_axi_host_awid), .m_axi_awaddr_o(m_axi_host_awaddr), .m_axi_awlen_o(m_axi_host_awlen),
-    .m_axi_awsize_o(m_axi_host_awsize), .m_axi_awburst_o(m_axi_host_awburst),
-    .m_axi_awvalid_o(m_axi_host_awvalid), .m_axi_awready_i(m_axi_host_awready),
-    .m_axi_wdata_o(m_axi_host_wdata), .m_axi_wstrb_o(m_axi_host_wstrb), .m_axi_wlast_o(m_axi_host_wlast),
-    .m_axi_wvalid_o(m_axi_host_wvalid), .m_axi_wready_i(m_axi_host_wready),
-    .m_axi_bid_i(m_axi_host_bid), .m_axi_bresp_i(m_axi_host_bresp), .m_axi_bvalid_i(m_axi_host_bvalid),
-    .m_axi_bready_o(m_axi_host_bready));
+    .m_axi_awid(m_axi_host_awid), .m_axi_awaddr(m_axi_host_awaddr), .m_axi_awlen(m_axi_host_awlen),
+    .m_axi_awsize(m_axi_host_awsize), .m_axi_awburst(m_axi_host_awburst),
+    .m_axi_awvalid(m_axi_host_awvalid), .m_axi_awready(m_axi_host_awready),
+    .m_axi_wdata(m_axi_host_wdata), .m_axi_wstrb(m_axi_host_wstrb), .m_axi_wlast(m_axi_host_wlast),
+    .m_axi_wvalid(m_axi_host_wvalid), .m_axi_wready(m_axi_host_wready),
+    .m_axi_bid(m_axi_host_bid), .m_axi_bresp(m_axi_host_bresp), .m_axi_bvalid(m_axi_host_bvalid),
+    .m_axi_bready(m_axi_host_bready));
 
   // ============================================================ gate store
   logic                      st_err;

@@ -601,11 +601,11 @@ class DmaBench {
     const uint32_t id = static_cast<uint32_t>(m % 2);
     if (m < 2) {
       return readers()[m]->pins().arvalid() || mem_.outstanding_reads(id) != 0 ||
-             (dut().m_axi_arvalid_o && dut().m_axi_arid_o == id);
+             (dut().m_axi_arvalid && dut().m_axi_arid == id);
     }
     const auto& p = writers()[m - 2]->pins();
     return p.awvalid() || p.wvalid() || mem_.outstanding_writes(id) != 0 ||
-           (dut().m_axi_awvalid_o && dut().m_axi_awid_o == id);
+           (dut().m_axi_awvalid && dut().m_axi_awid == id);
   }
   // Mover m has bursts accepted by the memory and not yet answered.
   bool in_flight(int m) {
@@ -733,51 +733,51 @@ class DmaBench {
 
   Mem::Ports mem_ports() {
     Mem::Ports p;
-    p.arvalid = [this] { return dut().m_axi_arvalid_o != 0; };
+    p.arvalid = [this] { return dut().m_axi_arvalid != 0; };
     p.ar = [this] {
       Mem::Addr a;
-      a.id = dut().m_axi_arid_o;
-      a.addr = dut().m_axi_araddr_o;
-      a.len = dut().m_axi_arlen_o;
-      a.size = dut().m_axi_arsize_o;
-      a.burst = dut().m_axi_arburst_o;
+      a.id = dut().m_axi_arid;
+      a.addr = dut().m_axi_araddr;
+      a.len = dut().m_axi_arlen;
+      a.size = dut().m_axi_arsize;
+      a.burst = dut().m_axi_arburst;
       return a;
     };
-    p.set_arready = [this](bool r) { dut().m_axi_arready_i = r; };
+    p.set_arready = [this](bool r) { dut().m_axi_arready = r; };
     p.set_r = [this](bool v, const Mem::RBeat& b) {
-      dut().m_axi_rvalid_i = v;
-      dut().m_axi_rid_i = static_cast<uint8_t>(b.id);
-      set_wide(dut().m_axi_rdata_i, b.data);
-      dut().m_axi_rresp_i = static_cast<uint8_t>(b.resp);
-      dut().m_axi_rlast_i = b.last;
+      dut().m_axi_rvalid = v;
+      dut().m_axi_rid = static_cast<uint8_t>(b.id);
+      set_wide(dut().m_axi_rdata, b.data);
+      dut().m_axi_rresp = static_cast<uint8_t>(b.resp);
+      dut().m_axi_rlast = b.last;
     };
-    p.rready = [this] { return dut().m_axi_rready_o != 0; };
-    p.awvalid = [this] { return dut().m_axi_awvalid_o != 0; };
+    p.rready = [this] { return dut().m_axi_rready != 0; };
+    p.awvalid = [this] { return dut().m_axi_awvalid != 0; };
     p.aw = [this] {
       Mem::Addr a;
-      a.id = dut().m_axi_awid_o;
-      a.addr = dut().m_axi_awaddr_o;
-      a.len = dut().m_axi_awlen_o;
-      a.size = dut().m_axi_awsize_o;
-      a.burst = dut().m_axi_awburst_o;
+      a.id = dut().m_axi_awid;
+      a.addr = dut().m_axi_awaddr;
+      a.len = dut().m_axi_awlen;
+      a.size = dut().m_axi_awsize;
+      a.burst = dut().m_axi_awburst;
       return a;
     };
-    p.set_awready = [this](bool r) { dut().m_axi_awready_i = r; };
-    p.wvalid = [this] { return dut().m_axi_wvalid_o != 0; };
+    p.set_awready = [this](bool r) { dut().m_axi_awready = r; };
+    p.wvalid = [this] { return dut().m_axi_wvalid != 0; };
     p.w = [this] {
       Mem::WBeat w;
-      w.data = beat_of(dut().m_axi_wdata_o);
-      w.strb = dut().m_axi_wstrb_o;
-      w.last = dut().m_axi_wlast_o != 0;
+      w.data = beat_of(dut().m_axi_wdata);
+      w.strb = dut().m_axi_wstrb;
+      w.last = dut().m_axi_wlast != 0;
       return w;
     };
-    p.set_wready = [this](bool r) { dut().m_axi_wready_i = r; };
+    p.set_wready = [this](bool r) { dut().m_axi_wready = r; };
     p.set_b = [this](bool v, const Mem::BResp& b) {
-      dut().m_axi_bvalid_i = v;
-      dut().m_axi_bid_i = static_cast<uint8_t>(b.id);
-      dut().m_axi_bresp_i = static_cast<uint8_t>(b.resp);
+      dut().m_axi_bvalid = v;
+      dut().m_axi_bid = static_cast<uint8_t>(b.id);
+      dut().m_axi_bresp = static_cast<uint8_t>(b.resp);
     };
-    p.bready = [this] { return dut().m_axi_bready_o != 0; };
+    p.bready = [this] { return dut().m_axi_bready != 0; };
     return p;
   }
 
