@@ -25,6 +25,9 @@ expect() {
     echo "ok: $phrase"
   fi
 }
+printf '[train]\ntask = "sine"\nhidden = 3\nepoch = 3\n' > "$tmp/typo.toml"
+expect "train.epoch" train --config "$tmp/typo.toml" --loss-csv "$tmp/out.csv"
+expect "was not readable" train --config "$tmp/missing.toml" --loss-csv "$tmp/out.csv"
 grad=(grad --weights "$ref/W.safetensors" --input "$ref/x.npy" --grad-output "$ref/dy.npy" --out "$tmp/out.st")
 expect "cannot open" grad --weights "$tmp/missing.safetensors" --input "$ref/x.npy" --grad-output "$ref/dy.npy" \
   --hidden 5 --out "$tmp/out.st"

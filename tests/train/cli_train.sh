@@ -23,3 +23,20 @@ grep -q '"device"' "$tmp/trace.json"
 "$farnn" train --task adding --steps 20 --samples 128 --cell gru --hidden 12 --bidirectional --batch 16 \
   --epochs 12 --lr 0.01 --optimizer adam --device "model://?pes=3" --loss-csv "$tmp/add.csv" --quiet
 check_fall "$tmp/add.csv"
+# The same options from a config file ([train] section), on the simulated
+# card; a flag on the command line wins over the file.
+cat > "$tmp/run.toml" <<'TOML'
+[train]
+task = "sine"
+steps = 10
+samples = 8
+cell = "lstm"
+hidden = 4
+batch = 4
+epochs = 1
+device = "sim://"
+quiet = true
+TOML
+out=$("$farnn" train --config "$tmp/run.toml" --hidden 5 --loss-csv "$tmp/cfg.csv")
+grep -q "hidden 5 on task sine, 8 samples x 10 steps, batch 4.*device sim://" <<<"$out"
+test "$(wc -l < "$tmp/cfg.csv")" -eq 3

@@ -7,6 +7,7 @@
 //                 read_error:200 or stall:50:300 (the fault hits the host-memory beat after AFTER)
 //   farnn compare A.safetensors B.safetensors [--rtol R]   every tensor of B in A, within R * max|B|
 //   farnn train   (--task sine|adding | --x X.npy --y Y.npy [--lengths l.npy]) --cell C --hidden H ...
+//                 [--config run.toml]: the same options as `key = value` lines (flags given win)
 // Bad input ends with one line "farnn: error: ..." and exit status 2; output
 // files are written whole (a temporary file, then a rename) or not at all.
 #include <CLI/CLI.hpp>
@@ -255,6 +256,11 @@ int cmd_train(const ModelFlags& m, TrainConfig cfg, const TrainFlags& f, const s
 int main(int argc, char** argv) {
   CLI::App app{"farnn: train recurrent networks with the recurrence on the FARNN engine"};
   app.require_subcommand(1);
+  // `farnn train --config run.toml`: a [train] section of `option = value`
+  // lines (the long option names); options on the command line win.
+  app.set_config("--config", "", "read options from a TOML file: a [train] section of option = value lines");
+  app.fallthrough();
+  app.allow_config_extras(false);  // a misspelt key is an error, never ignored
   std::string uri = "model://";
 
   auto* info = app.add_subcommand("info", "what the device is");
