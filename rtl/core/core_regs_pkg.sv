@@ -47,6 +47,9 @@ package core_regs_pkg;
   localparam int unsigned CAPS3_NUM_WINDOWS_WIDTH = 8;
   localparam int unsigned CAPS3_MAX_OUTSTANDING_LSB = 24;  // ro
   localparam int unsigned CAPS3_MAX_OUTSTANDING_WIDTH = 8;
+  localparam logic [11:0] REG_CAPS4 = 12'h020;  // CAPS4 (ro)
+  localparam int unsigned CAPS4_STORE_ADDR_WIDTH_LSB = 0;  // ro
+  localparam int unsigned CAPS4_STORE_ADDR_WIDTH_WIDTH = 8;
   localparam logic [11:0] REG_SCRATCH = 12'h040;  // SCRATCH (rw)
 
   // ---- Control and status

@@ -183,6 +183,7 @@ module farnn_core #(
     .caps3_addr_width_i      (8'd64),
     .caps3_num_windows_i     (8'(NumWindows)),
     .caps3_max_outstanding_i (8'(MaxOutstanding)),
+    .caps4_store_addr_width_i(8'(StoreAddrWidth)),
     .scratch_o               (unused_scratch),
     .scratch_we_o            (unused_scratch_we),
     .ctrl_soft_reset_o       (ctrl_soft_reset),

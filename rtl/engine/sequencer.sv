@@ -226,8 +226,10 @@ module sequencer #(
   logic [FR*MemAddrWidth-1:0] fr_lo_q, fr_lo_d, fr_hi_q, fr_hi_d;
   logic [FRW-1:0]             fr_next_q, fr_next_d;  // the oldest entry (round robin)
   logic [KW-1:0]              fr_key;                // the running command's key
-  logic [MemAddrWidth-1:0]    fr_end;                // its store window's end
-  logic                       fr_match;              // a record matches it
+  logic [MemAddrWidth-1:0]    fr_end_q;              // its store window's end (registered)
+  logic                       fr_match, fr_match_q;  // a record matches it (registered: used in S_CHECK)
+  logic [FR-1:0]              fr_over;               // records whose windows its window overlaps
+  logic                       fr_void_q, fr_void_d;  // an accepted FORWARD voids those next cycle
   logic [FRW-1:0]             fr_slot;               // where a finished FORWARD goes
 
   logic is_lstm, is_gru, is_bw, is_fw, running;
@@ -417,6 +419,7 @@ module sequencer #(
     fr_lo_d    = fr_lo_q;
     fr_hi_d    = fr_hi_q;
     fr_next_d  = fr_next_q;
+    fr_void_d  = 1'b0;
     n_d        = n_q;
     b_d        = b_q;
     t_d        = t_q;
@@ -601,17 +604,12 @@ module sequencer #(
                        bank_hidden_i[BankWidth'(bank_q)*16 +: 16] == hid_q)) begin
           status_d = engine_pkg::ERR_NO_WEIGHTS;
           state_d  = S_DONE;
-        end else if (is_bw && !fr_match) begin
+        end else if (is_bw && !fr_match_q) begin
           status_d = engine_pkg::ERR_NO_FORWARD;
           state_d  = S_DONE;
         end else begin
-          status_d = engine_pkg::ERR_NONE;
-          if (is_fw) begin  // it overwrites the records of every forward whose window it overlaps
-            for (int i = 0; i < FR; i++) begin
-              if (base_q < fr_hi_q[i*MemAddrWidth +: MemAddrWidth] &&
-                  fr_lo_q[i*MemAddrWidth +: MemAddrWidth] < fr_end) fr_ok_d[i] = 1'b0;
-            end
-          end
+          status_d  = engine_pkg::ERR_NONE;
+          fr_void_d = is_fw;  // it overwrites the records of every forward whose window it overlaps
         end
       end
 
@@ -883,12 +881,18 @@ module sequencer #(
     // A FORWARD that drained (not aborted in the same cycle) becomes a record.
     // A later LOAD of its bank does not void it: the weights a BACKWARD uses
     // are the bank's at that time (the driver reloads the same ones).
+    if (fr_void_q) fr_ok_d = fr_ok_q & ~fr_over;
     if (state_q == S_DRAIN && state_d == S_DONE && is_fw) begin
-      fr_ok_d[fr_slot]                          = 1'b1;
-      fr_key_d[fr_slot*KW +: KW]                = fr_key;
-      fr_lo_d[fr_slot*MemAddrWidth +: MemAddrWidth] = base_q;
-      fr_hi_d[fr_slot*MemAddrWidth +: MemAddrWidth] = fr_end;
-      if (fr_ok_q[fr_slot]) fr_next_d = (fr_next_q == FRW'(FR - 1)) ? '0 : fr_next_q + 1'b1;
+      for (int i = 0; i < FR; i++) begin
+        if (fr_slot == FRW'(i)) begin
+          fr_ok_d[i]                           = 1'b1;
+          fr_key_d[i*KW +: KW]                 = fr_key;
+          fr_lo_d[i*MemAddrWidth +: MemAddrWidth] = base_q;
+          fr_hi_d[i*MemAddrWidth +: MemAddrWidth] = fr_end_q;
+        end
+      end
+      if (fr_ok_q != '1) fr_next_d = fr_next_q;  // a free entry was taken
+      else fr_next_d = (fr_next_q == FRW'(FR - 1)) ? '0 : fr_next_q + 1'b1;
     end
 
   end
@@ -945,13 +949,14 @@ module sequencer #(
 
   // ----------------------------------------------------------- forward records
   assign fr_key = {cell_q, hid_q, bat_q, stp_q, base_q, bank_q, len_q};
-  assign fr_end = base_q + MemAddrWidth'(bytes_q);
   always_comb begin
     fr_match = 1'b0;
     fr_slot  = fr_next_q;
     for (int i = FR - 1; i >= 0; i--) begin
       if (fr_ok_q[i] && fr_key_q[i*KW +: KW] == fr_key) fr_match = 1'b1;
       if (!fr_ok_q[i]) fr_slot = FRW'(i);  // the lowest free entry
+      fr_over[i] = base_q < fr_hi_q[i*MemAddrWidth +: MemAddrWidth] &&
+                   fr_lo_q[i*MemAddrWidth +: MemAddrWidth] < fr_end_q;
     end
   end
 
@@ -966,6 +971,7 @@ module sequencer #(
       fl_q       <= '0;
       fr_ok_q    <= '0;
       fr_next_q  <= '0;
+      fr_void_q  <= 1'b0;
       tk_valid_q <= 1'b0;
       op_q       <= engine_pkg::CMD_FORWARD;
       cell_q     <= engine_pkg::CELL_LSTM;
@@ -980,6 +986,7 @@ module sequencer #(
       fl_q       <= fl_d;
       fr_ok_q    <= fr_ok_d;
       fr_next_q  <= fr_next_d;
+      fr_void_q  <= fr_void_d;
       tk_valid_q <= tk_valid_d;
       op_q       <= op_d;
       cell_q     <= cell_d;
@@ -1016,6 +1023,8 @@ module sequencer #(
     after_load_q <= after_load_d;
     bank_base_q <= bank_base_d;
     fr_key_q   <= fr_key_d;
+    fr_match_q <= fr_match;  // the key is stable from S_PRODUCT on: S_CHECK reads it
+    fr_end_q   <= base_q + MemAddrWidth'(bytes_q);
     fr_lo_q    <= fr_lo_d;
     fr_hi_q    <= fr_hi_d;
     n_q        <= n_d;

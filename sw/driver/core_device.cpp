@@ -235,6 +235,7 @@ struct Core : std::enable_shared_from_this<Core> {
 
   void read_caps() {
     const uint32_t c0 = rd(cr::kRegCaps0), c1 = rd(cr::kRegCaps1), c2 = rd(cr::kRegCaps2), c3 = rd(cr::kRegCaps3);
+    const uint32_t c4 = rd(cr::kRegCaps4);
     caps.kind = opt.kind;
     caps.num_pe = static_cast<int>(field(c0, cr::kCaps0NumPeMask, cr::kCaps0NumPeShift));
     caps.num_banks = static_cast<int>(field(c0, cr::kCaps0NumBanksMask, cr::kCaps0NumBanksShift));
@@ -246,9 +247,11 @@ struct Core : std::enable_shared_from_this<Core> {
     caps.lstm = (cells >> static_cast<int>(cr::Cell::kLstm)) & 1u;
     caps.gru = (cells >> static_cast<int>(cr::Cell::kGru)) & 1u;
     caps.max_steps = 65535;  // the descriptor's 16-bit steps field
-    const uint32_t addr_width = field(c3, cr::kCaps3AddrWidthMask, cr::kCaps3AddrWidthShift);
+    // The gate store's address space bounds card memory; a board with less DDR says so (card_mib).
+    const uint32_t store_bits = field(c4, cr::kCaps4StoreAddrWidthMask, cr::kCaps4StoreAddrWidthShift);
     num_windows = field(c3, cr::kCaps3NumWindowsMask, cr::kCaps3NumWindowsShift);
-    caps.card_memory_bytes = opt.card_bytes ? opt.card_bytes : (addr_width >= 63 ? ~0ull : 1ull << addr_width);
+    const uint64_t space = store_bits >= 64 ? ~0ull : 1ull << store_bits;
+    caps.card_memory_bytes = opt.card_bytes ? std::min(opt.card_bytes, space) : space;
     clock_hz = opt.clock_hz > 0 ? opt.clock_hz : t->link().core_clock_hz;
     if (!(clock_hz > 0)) clock_hz = rd(cr::kRegClockKhz) * 1e3;
     if (!(clock_hz > 0)) {

@@ -32,6 +32,7 @@ inline constexpr uint32_t kRegCaps0 = 0x010;
 inline constexpr uint32_t kRegCaps1 = 0x014;
 inline constexpr uint32_t kRegCaps2 = 0x018;
 inline constexpr uint32_t kRegCaps3 = 0x01c;
+inline constexpr uint32_t kRegCaps4 = 0x020;
 inline constexpr uint32_t kRegScratch = 0x040;
 // Control and status
 inline constexpr uint32_t kRegCtrl = 0x080;
@@ -135,6 +136,9 @@ inline constexpr uint32_t kCaps3NumWindowsMask = 0x00FF0000u;
 inline constexpr unsigned kCaps3MaxOutstandingShift = 24;
 inline constexpr unsigned kCaps3MaxOutstandingWidth = 8;
 inline constexpr uint32_t kCaps3MaxOutstandingMask = 0xFF000000u;
+inline constexpr unsigned kCaps4StoreAddrWidthShift = 0;
+inline constexpr unsigned kCaps4StoreAddrWidthWidth = 8;
+inline constexpr uint32_t kCaps4StoreAddrWidthMask = 0x000000FFu;
 inline constexpr unsigned kCtrlSoftResetShift = 0;
 inline constexpr unsigned kCtrlSoftResetWidth = 1;
 inline constexpr uint32_t kCtrlSoftResetMask = 0x00000001u;
@@ -528,6 +532,9 @@ inline constexpr FieldInfo kCaps3Fields[] = {
     {"num_windows", 16, 8, Access::kRo, 0},
     {"max_outstanding", 24, 8, Access::kRo, 0},
 };
+inline constexpr FieldInfo kCaps4Fields[] = {
+    {"store_addr_width", 0, 8, Access::kRo, 0},
+};
 inline constexpr FieldInfo kScratchFields[] = {
     {"value", 0, 32, Access::kRw, 0},
 };
@@ -647,6 +654,7 @@ inline constexpr RegisterInfo kRegisters[] = {
     {"CAPS1", 0x014, 32, 1, 0x0, detail::kCaps1Fields},
     {"CAPS2", 0x018, 32, 1, 0x0, detail::kCaps2Fields},
     {"CAPS3", 0x01c, 32, 1, 0x0, detail::kCaps3Fields},
+    {"CAPS4", 0x020, 32, 1, 0x0, detail::kCaps4Fields},
     {"SCRATCH", 0x040, 32, 1, 0x0, detail::kScratchFields},
     {"CTRL", 0x080, 32, 1, 0x0, detail::kCtrlFields},
     {"STATUS", 0x084, 32, 1, 0x0, detail::kStatusFields},
