@@ -167,7 +167,7 @@ struct Core : std::enable_shared_from_this<Core> {
   bool link_lost = false;
 
   // bookkeeping as submitted
-  std::vector<std::optional<std::pair<CellKind, int>>> bank_shape;
+  std::vector<BankShape> bank_shape;
   std::vector<int> bank_users;
   Counters totals;  // loads/forwards/backwards/failed
 
@@ -730,7 +730,7 @@ class CoreDevice final : public Device {
 
   JobPtr forward(const ForwardArgs& a) override {
     const LayerShape& s = a.shape;
-    const std::string what = checked("FORWARD", s, a.bank);
+    const std::string what = checked_command("FORWARD", s, a.bank, core_->caps);
     const Dims n(s);
     std::vector<Range> ranges = {{"xp", a.xp, n.S * n.H * n.G, false}, {"h", a.h, n.S * n.H, true}};
     if (a.state_in) ranges.push_back({"state_in", a.state_in, n.B * n.H * n.W, false});
@@ -739,7 +739,7 @@ class CoreDevice final : public Device {
     std::lock_guard<std::mutex> lock(core_->m);
     check_ranges(ranges, what, mine());
     auto store = checked_store(a.store, s, what);
-    check_bank_holds(s, a.bank, what);
+    check_bank_holds(core_->bank_shape[static_cast<size_t>(a.bank)], s, a.bank, what);
     store->filled_by = s;
     cr::Descriptor d = run_desc(s, a.bank, a.watchdog_cycles, a.sync, *store);
     d.op = cr::Op::kForward;
@@ -754,7 +754,7 @@ class CoreDevice final : public Device {
 
   JobPtr backward(const BackwardArgs& a) override {
     const LayerShape& s = a.shape;
-    const std::string what = checked("BACKWARD", s, a.bank);
+    const std::string what = checked_command("BACKWARD", s, a.bank, core_->caps);
     const Dims n(s);
     std::vector<Range> ranges = {{"dh", a.dh, n.S * n.H, false}, {"delta", a.delta, n.S * n.H * kDeltaWords, true}};
     if (a.carry_in) ranges.push_back({"carry_in", a.carry_in, n.B * n.H, false});
@@ -763,7 +763,7 @@ class CoreDevice final : public Device {
     std::lock_guard<std::mutex> lock(core_->m);
     check_ranges(ranges, what, mine());
     auto store = checked_store(a.store, s, what);
-    check_bank_holds(s, a.bank, what);
+    check_bank_holds(core_->bank_shape[static_cast<size_t>(a.bank)], s, a.bank, what);
     if (!store->filled_by) {
       throw InvalidArgumentError(what + ": the gate store holds no FORWARD; run FORWARD into it first");
     }
@@ -783,10 +783,7 @@ class CoreDevice final : public Device {
   }
 
   void ring_step_doorbell(int index, uint32_t count) override {
-    if (index < 0 || index >= kStepDoorbells) {
-      throw InvalidArgumentError("ring_step_doorbell: doorbell " + std::to_string(index) + " does not exist (0.." +
-                                 std::to_string(kStepDoorbells - 1) + ")");
-    }
+    check_doorbell(index);
     std::lock_guard<std::mutex> lock(core_->m);
     core_->wr(cr::kRegStepDoorbell(static_cast<unsigned>(index)), count);
   }
@@ -965,22 +962,7 @@ class CoreDevice final : public Device {
     return false;
   }
 
-  std::string checked(const char* op, const LayerShape& s, int bank) const {
-    const std::string what = std::string(op) + " " + s.describe() + " bank " + std::to_string(bank);
-    check_bank(bank, core_->caps, what);
-    check_shape(s, core_->caps, what);
-    return what;
-  }
 
-  void check_bank_holds(const LayerShape& s, int bank, const std::string& what) const {
-    const auto& loaded = core_->bank_shape[static_cast<size_t>(bank)];
-    if (!loaded) throw InvalidArgumentError(what + ": bank " + std::to_string(bank) + " holds no weights; LOAD it first");
-    if (loaded->first != s.cell || loaded->second != s.hidden) {
-      throw InvalidArgumentError(what + ": bank " + std::to_string(bank) + " holds " +
-                                 (loaded->first == CellKind::kLstm ? "LSTM" : "GRU") + " H=" +
-                                 std::to_string(loaded->second) + " weights, the command is " + s.describe());
-    }
-  }
 
   std::shared_ptr<CoreGateStore> checked_store(const GateStorePtr& p, const LayerShape& s, const std::string& what) {
     auto store = std::dynamic_pointer_cast<CoreGateStore>(p);

@@ -242,6 +242,29 @@ void check_shape(const LayerShape& s, const Capabilities& caps, const std::strin
   }
 }
 
+std::string checked_command(const char* op, const LayerShape& s, int bank, const Capabilities& caps) {
+  const std::string what = std::string(op) + " " + s.describe() + " bank " + std::to_string(bank);
+  check_bank(bank, caps, what);
+  check_shape(s, caps, what);
+  return what;
+}
+
+void check_bank_holds(const BankShape& loaded, const LayerShape& s, int bank, const std::string& what) {
+  if (!loaded) throw InvalidArgumentError(what + ": bank " + std::to_string(bank) + " holds no weights; LOAD it first");
+  if (loaded->first != s.cell || loaded->second != s.hidden) {
+    throw InvalidArgumentError(what + ": bank " + std::to_string(bank) + " holds " +
+                               (loaded->first == CellKind::kLstm ? "LSTM" : "GRU") + " H=" +
+                               std::to_string(loaded->second) + " weights, the command is " + s.describe());
+  }
+}
+
+void check_doorbell(int index) {
+  if (index < 0 || index >= kStepDoorbells) {
+    throw InvalidArgumentError("ring_step_doorbell: doorbell " + std::to_string(index) + " does not exist (0.." +
+                               std::to_string(kStepDoorbells - 1) + ")");
+  }
+}
+
 void add_sync_ranges(std::vector<Range>& ranges, const StepSync& sync, const std::string& what) {
   if (sync.doorbell < -1 || sync.doorbell >= kStepDoorbells) {
     throw InvalidArgumentError(what + ": step doorbell " + std::to_string(sync.doorbell) + " does not exist (0.." +

@@ -4,6 +4,8 @@
 
 #include <functional>
 #include <map>
+#include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -52,6 +54,15 @@ struct Range {
 // Throws BufferError naming the role, the buffer and the sizes.
 void check_ranges(const std::vector<Range>& ranges, const std::string& what,
                   const std::function<bool(const Buffer*)>& is_mine);
+
+// "FORWARD <shape> bank <n>", after check_bank and check_shape.
+std::string checked_command(const char* op, const LayerShape& shape, int bank, const Capabilities& caps);
+// What a bank holds as submitted (cell, hidden), or nothing.
+using BankShape = std::optional<std::pair<CellKind, int>>;
+// Throws InvalidArgumentError unless `loaded` is the command's layer.
+void check_bank_holds(const BankShape& loaded, const LayerShape& shape, int bank, const std::string& what);
+// Throws InvalidArgumentError unless 0 <= index < kStepDoorbells.
+void check_doorbell(int index);
 
 // The ranges of a StepSync (a ready word read, a progress word written);
 // InvalidArgumentError for a doorbell outside 0..kStepDoorbells-1, a gate on

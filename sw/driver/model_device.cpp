@@ -277,7 +277,7 @@ class ModelDevice final : public Device {
 
   JobPtr forward(const ForwardArgs& a) override {
     const LayerShape& s = a.shape;
-    const std::string what = checked_layer_command("FORWARD", s, a.bank);
+    const std::string what = checked_command("FORWARD", s, a.bank, caps_);
     const auto [S, H, G, SW, B] = Dims(s);
     std::vector<Range> ranges = {{"xp", a.xp, S * H * G, false}, {"h", a.h, S * H, true}};
     if (a.state_in) ranges.push_back({"state_in", a.state_in, B * H * SW, false});
@@ -286,7 +286,7 @@ class ModelDevice final : public Device {
     check_ranges(ranges, what, mine());
     auto store = checked_store(a.store, s, what);
     std::lock_guard<std::mutex> lock(m_);
-    check_bank_holds(s, a.bank, what);
+    check_bank_holds(bank_shape_[static_cast<size_t>(a.bank)], s, a.bank, what);
     store->filled_by = s;
     return submit(what, a.bank, ranges, [this, a, store, S, H, G, SW, B] {
       const LayerShape& s = a.shape;
@@ -318,7 +318,7 @@ class ModelDevice final : public Device {
 
   JobPtr backward(const BackwardArgs& a) override {
     const LayerShape& s = a.shape;
-    const std::string what = checked_layer_command("BACKWARD", s, a.bank);
+    const std::string what = checked_command("BACKWARD", s, a.bank, caps_);
     const auto [S, H, G, SW, B] = Dims(s);
     std::vector<Range> ranges = {{"dh", a.dh, S * H, false}, {"delta", a.delta, S * H * kDeltaWords, true}};
     if (a.carry_in) ranges.push_back({"carry_in", a.carry_in, B * H, false});
@@ -327,7 +327,7 @@ class ModelDevice final : public Device {
     check_ranges(ranges, what, mine());
     auto store = checked_store(a.store, s, what);
     std::lock_guard<std::mutex> lock(m_);
-    check_bank_holds(s, a.bank, what);
+    check_bank_holds(bank_shape_[static_cast<size_t>(a.bank)], s, a.bank, what);
     if (!store->filled_by) {
       throw InvalidArgumentError(what + ": the gate store holds no FORWARD; run FORWARD into it first");
     }
@@ -361,10 +361,7 @@ class ModelDevice final : public Device {
   }
 
   void ring_step_doorbell(int index, uint32_t count) override {
-    if (index < 0 || index >= kStepDoorbells) {
-      throw InvalidArgumentError("ring_step_doorbell: doorbell " + std::to_string(index) + " does not exist (0.." +
-                                 std::to_string(kStepDoorbells - 1) + ")");
-    }
+    check_doorbell(index);
     doorbells_[static_cast<size_t>(index)].store(count);
   }
 
@@ -434,24 +431,7 @@ class ModelDevice final : public Device {
     };
   }
 
-  // "FORWARD <shape> bank <n>", after checking the bank and the shape.
-  std::string checked_layer_command(const char* op, const LayerShape& s, int bank) const {
-    const std::string what = std::string(op) + " " + s.describe() + " bank " + std::to_string(bank);
-    check_bank(bank, caps_, what);
-    check_shape(s, caps_, what);
-    return what;
-  }
 
-  // Called with m_ held: the bank's weights (as submitted) are the command's layer.
-  void check_bank_holds(const LayerShape& s, int bank, const std::string& what) const {
-    const auto& loaded = bank_shape_[static_cast<size_t>(bank)];
-    if (!loaded) throw InvalidArgumentError(what + ": bank " + std::to_string(bank) + " holds no weights; LOAD it first");
-    if (loaded->first != s.cell || loaded->second != s.hidden) {
-      throw InvalidArgumentError(what + ": bank " + std::to_string(bank) + " holds " +
-                                 (loaded->first == CellKind::kLstm ? "LSTM" : "GRU") + " H=" +
-                                 std::to_string(loaded->second) + " weights, the command is " + s.describe());
-    }
-  }
 
   std::shared_ptr<ModelGateStore> checked_store(const GateStorePtr& p, const LayerShape& s, const std::string& what) {
     auto store = std::dynamic_pointer_cast<ModelGateStore>(p);
@@ -554,7 +534,7 @@ class ModelDevice final : public Device {
   bool running_ = false;
   bool stop_ = false;
   std::string failure_;  // the first error since reset(); later commands do not run
-  std::vector<std::optional<std::pair<CellKind, int>>> bank_shape_;  // as submitted
+  std::vector<BankShape> bank_shape_;  // as submitted
   std::vector<int> bank_users_;                                      // queued or running FW/BW per bank
   Counters counters_;
 
