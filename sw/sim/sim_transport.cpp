@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <tuple>
 
 #include "Vfarnn_core.h"
 #include "axil_master.hpp"
@@ -37,17 +38,22 @@ std::string hex(uint64_t v) {
 }
 
 // The root complex as the core's host master sees it: bus pages mapped to
-// this process's memory, and the fault that is armed.
+// this process's memory, and the fault that is armed. An IOMMU maps whole
+// pages, but only the mapped range [lo, hi) of a page is this process's to
+// touch: bytes of a beat outside it read as zero, and writes to them are
+// dropped and counted (a card writing there would corrupt a neighbour).
 class RootComplex final : public tb::BeatTarget {
  public:
   struct Page {
-    uint8_t* cpu;
+    uint8_t* cpu;        // the page's first byte
+    uintptr_t lo, hi;    // the mapped bytes of the page
     bool user;
   };
 
-  void map(uint64_t bus_page, uint8_t* cpu_page, uint64_t pages, bool user) {
-    for (uint64_t i = 0; i < pages; ++i) pages_[bus_page + i * kPage] = {cpu_page + i * kPage, user};
+  void map(uint64_t bus_page, uint8_t* cpu_page, uint64_t pages, uintptr_t lo, uintptr_t hi, bool user) {
+    for (uint64_t i = 0; i < pages; ++i) pages_[bus_page + i * kPage] = {cpu_page + i * kPage, lo, hi, user};
   }
+  uint64_t stray_write_bytes() const { return stray_; }
   void unmap(uint64_t bus_page, uint64_t pages) {
     for (uint64_t i = 0; i < pages; ++i) pages_.erase(bus_page + i * kPage);
   }
@@ -106,8 +112,16 @@ class RootComplex final : public tb::BeatTarget {
     }
     return AxiResp::kOkay;
   }
-  void read(uint64_t addr, uint8_t* dst, size_t n) override { std::memcpy(dst, cpu(addr), n); }
-  void write(uint64_t addr, const uint8_t* src, size_t n) override { std::memcpy(cpu(addr), src, n); }
+  void read(uint64_t addr, uint8_t* dst, size_t n) override {
+    std::memset(dst, 0, n);
+    const auto [from, to, p] = in_range(addr, n);
+    if (from < to) std::memcpy(dst + from, p + from, to - from);
+  }
+  void write(uint64_t addr, const uint8_t* src, size_t n) override {
+    const auto [from, to, p] = in_range(addr, n);
+    if (from < to) std::memcpy(p + from, src + from, to - from);
+    stray_ += n - (to > from ? to - from : 0);
+  }
 
  private:
   bool counts(bool write) const {
@@ -123,7 +137,15 @@ class RootComplex final : public tb::BeatTarget {
         return true;
     }
   }
-  uint8_t* cpu(uint64_t addr) { return pages_.at(addr & ~(kPage - 1)).cpu + (addr & (kPage - 1)); }
+  // The bytes [from, to) of the n at addr that lie in the mapping, and where addr is.
+  std::tuple<size_t, size_t, uint8_t*> in_range(uint64_t addr, size_t n) const {
+    const Page& pg = pages_.at(addr & ~(kPage - 1));
+    uint8_t* p = pg.cpu + (addr & (kPage - 1));
+    const auto at = reinterpret_cast<uintptr_t>(p);
+    const size_t from = at >= pg.lo ? 0 : std::min<size_t>(n, pg.lo - at);
+    const size_t to = at + n <= pg.hi ? n : (pg.hi > at ? pg.hi - at : 0);
+    return {from, std::max(from, to), p};
+  }
 
   std::map<uint64_t, Page> pages_;
   std::optional<FaultPlan> plan_;
@@ -131,6 +153,7 @@ class RootComplex final : public tb::BeatTarget {
   bool hit_ = false;
   bool link_down_ = false;
   bool error_next_read_ = false;
+  uint64_t stray_ = 0;
   std::optional<FaultKind> link_event_;
 };
 
@@ -206,8 +229,8 @@ struct SimTransport::Impl {
     const auto first = reinterpret_cast<uintptr_t>(cpu) & ~(kPage - 1);
     const uint64_t pages = round_up(reinterpret_cast<uintptr_t>(cpu) + bytes - first, kPage) / kPage;
     const uint64_t bus = next_bus;
-    rc.map(bus, reinterpret_cast<uint8_t*>(first), std::max<uint64_t>(pages, 1),
-           name.rfind(kDriverPrefix, 0) != 0);
+    rc.map(bus, reinterpret_cast<uint8_t*>(first), std::max<uint64_t>(pages, 1), reinterpret_cast<uintptr_t>(cpu),
+           reinterpret_cast<uintptr_t>(cpu) + bytes, name.rfind(kDriverPrefix, 0) != 0);
     next_bus += (std::max<uint64_t>(pages, 1) + 1) * kPage;  // a guard page after it
     mapped[bus] = std::max<uint64_t>(pages, 1);
     return bus + (reinterpret_cast<uintptr_t>(cpu) - first);
@@ -357,8 +380,9 @@ LinkStats SimTransport::stats() const {
   const Impl& s = *impl_;
   const auto& h = s.host->stats();
   const auto& c = s.card->stats();
-  return {s.bench.cycle(), h.read_bytes, h.write_bytes, h.read_bursts, h.write_bursts, h.r_busy_cycles,
-          s.mmio_reads, s.mmio_writes, c.read_bytes, c.write_bytes};
+  return {s.bench.cycle(),  h.read_bytes,  h.write_bytes, h.read_bursts,  h.write_bursts,
+          h.r_busy_cycles, s.mmio_reads, s.mmio_writes,  c.read_bytes,   c.write_bytes,
+          s.rc.stray_write_bytes()};
 }
 
 const SimConfig& SimTransport::config() const { return impl_->cfg; }

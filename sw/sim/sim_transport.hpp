@@ -5,7 +5,9 @@
 //  - Host and "GPU" memory are this process's memory. alloc_dma and
 //    map_foreign map its pages at bus addresses (4 KiB pages, a guard page
 //    between mappings); a beat of the core's host master to a page that is
-//    not mapped answers DECERR (a root complex's Unsupported Request).
+//    not mapped answers DECERR (a root complex's Unsupported Request). Bytes
+//    of a mapped page outside the mapped range read as zero; writes to them
+//    are dropped and counted (stray_write_bytes).
 //  - The link: read round trip, posted-write latency, outstanding reads and
 //    writes, goodput per direction at the configured MPS/MRRS (PcieLink),
 //    completions reordered across AXI IDs; MMIO reads and writes cost their
@@ -48,6 +50,7 @@ struct LinkStats {
   uint64_t r_busy_cycles = 0;                    // cycles in which a read beat moved
   uint64_t mmio_reads = 0, mmio_writes = 0;
   uint64_t card_read_bytes = 0, card_write_bytes = 0;
+  uint64_t stray_write_bytes = 0;  // strobed bytes outside every mapped range (dropped)
 };
 
 // The parameters of the farnn_core this library was built with.

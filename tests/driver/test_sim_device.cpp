@@ -122,7 +122,8 @@ TEST(SimDevice, BadArgumentsAreRefusedClearly) {
 // Foreign memory (as a GPU allocation would be) registered for xp and h;
 // drain() waits for everything; unregister() refuses later use and unmaps.
 TEST(SimDevice, RegisteredMemoryDrainAndUnregister) {
-  auto dev = open_sim();
+  sim::SimTransport* link = nullptr;
+  auto dev = sim::open_sim_device(driver::Uri::parse("sim://?seed=7"), &link);
   std::mt19937_64 rng(9);
   LayerShape s;
   s.cell = CellKind::kGru;
@@ -154,6 +155,7 @@ TEST(SimDevice, RegisteredMemoryDrainAndUnregister) {
   EXPECT_EQ(h_mem[0], -1.0f);
   EXPECT_EQ(h_mem[1], -1.0f);
   EXPECT_EQ(h_mem[S * H + 2], -1.0f) << "written past the range";
+  EXPECT_EQ(link->stats().stray_write_bytes, 0u) << "a write outside every mapped range";
   dev->unregister(h);
   expect_error<BufferError>([&] { dev->unregister(h); }, "not registered");
   expect_error<BufferError>([&] { dev->forward({s, 1, {xp, 1}, {st}, {h, 2}, {}, dev->alloc_gate_store(s)}); },
@@ -406,6 +408,7 @@ void fault_sweep(FaultKind kind, uint64_t seed) {
       expect_same(d, run_layer(*dev, d, i % 2), where + ": the run after reset()");
     }
     EXPECT_TRUE(canary.intact()) << where << ": a buffer no command names was written";
+    EXPECT_EQ(sim->stats().stray_write_bytes, 0u) << where << ": a write outside every mapped range";
   }
   EXPECT_GE(hits, kind == FaultKind::kStall ? 5 : kind == FaultKind::kUnmapPage ? 10 : 15) << fault_kind_name(kind) << ": too few injections hit";
 }
