@@ -357,7 +357,9 @@ struct Core : std::enable_shared_from_this<Core> {
   }
 
   // ---- the ring
-  void push(const cr::Descriptor& d, Pending p) {
+  // `lengths`: a FORWARD/BACKWARD's shape, whose per-slot lengths go to the
+  // staging of the ring slot the descriptor takes (free once the ring has room).
+  void push(cr::Descriptor d, Pending p, const LayerShape* lengths = nullptr) {
     if (!failure.empty()) {
       p.job->finish(JobReport{p.job->what(), {}, {}, {}}, std::make_exception_ptr(NotRunError(
                                          p.job->what() + ": not run, an earlier command failed (" + failure +
@@ -366,11 +368,17 @@ struct Core : std::enable_shared_from_this<Core> {
     }
     if (windows_dirty) {
       wait_until([&] { return pending.empty(); }, Clock::now() + std::chrono::minutes(10), "window update");
-      if (!failure.empty()) return push(d, std::move(p));
+      if (!failure.empty()) return push(d, std::move(p), lengths);
       write_windows();
     }
     wait_until([&] { return tail - done < opt.ring_entries; }, Clock::now() + std::chrono::minutes(10), "ring space");
-    if (!failure.empty()) return push(d, std::move(p));
+    if (!failure.empty()) return push(d, std::move(p), lengths);
+    if (lengths != nullptr) {
+      auto* slot = reinterpret_cast<uint32_t*>(static_cast<uint8_t*>(this->lengths.cpu) +
+                                               size_t{tail % opt.ring_entries} * lengths_stride);
+      for (int b = 0; b < lengths->batch; ++b) slot[b] = static_cast<uint32_t>(lengths->length(b));
+      d.addr0 = this->lengths.bus + uint64_t{tail % opt.ring_entries} * lengths_stride;
+    }
     const auto words = d.encode();
     std::memcpy(static_cast<uint8_t*>(ring.cpu) + size_t{tail % opt.ring_entries} * cr::kDescBytes, words.data(),
                 cr::kDescBytes);
@@ -384,9 +392,6 @@ struct Core : std::enable_shared_from_this<Core> {
     ++tail;
     wr(cr::kRegRingTail, tail);
   }
-
-  uint8_t* lengths_slot() { return static_cast<uint8_t*>(lengths.cpu) + size_t{tail % opt.ring_entries} * lengths_stride; }
-  uint64_t lengths_slot_bus() const { return lengths.bus + uint64_t{tail % opt.ring_entries} * lengths_stride; }
 
   // Retires what the write-back word says is done.
   void progress() {
@@ -697,7 +702,7 @@ class CoreDevice final : public Device {
     check_shape(shape, core_->caps, what);
     const size_t gh = static_cast<size_t>(shape.gates()) * shape.hidden;
     std::lock_guard<std::mutex> lock(core_->m);
-    check_ranges({{"w_hh", w_hh, gh * shape.hidden, false}, {"b_hh", b_hh, gh, false}}, what, mine());
+    check_ranges(load_ranges(shape, w_hh, b_hh), what, mine());
     if (core_->bank_users[static_cast<size_t>(bank)] > 0) {
       throw BankBusyError(what + ": bank " + std::to_string(bank) + " is still in use by " +
                           std::to_string(core_->bank_users[static_cast<size_t>(bank)]) +
@@ -731,11 +736,7 @@ class CoreDevice final : public Device {
   JobPtr forward(const ForwardArgs& a) override {
     const LayerShape& s = a.shape;
     const std::string what = checked_command("FORWARD", s, a.bank, core_->caps);
-    const Dims n(s);
-    std::vector<Range> ranges = {{"xp", a.xp, n.S * n.H * n.G, false}, {"h", a.h, n.S * n.H, true}};
-    if (a.state_in) ranges.push_back({"state_in", a.state_in, n.B * n.H * n.W, false});
-    if (a.state_out) ranges.push_back({"state_out", a.state_out, n.B * n.H * n.W, true});
-    add_sync_ranges(ranges, a.sync, what);
+    const std::vector<Range> ranges = forward_ranges(a, what);
     std::lock_guard<std::mutex> lock(core_->m);
     check_ranges(ranges, what, mine());
     auto store = checked_store(a.store, s, what);
@@ -755,22 +756,12 @@ class CoreDevice final : public Device {
   JobPtr backward(const BackwardArgs& a) override {
     const LayerShape& s = a.shape;
     const std::string what = checked_command("BACKWARD", s, a.bank, core_->caps);
-    const Dims n(s);
-    std::vector<Range> ranges = {{"dh", a.dh, n.S * n.H, false}, {"delta", a.delta, n.S * n.H * kDeltaWords, true}};
-    if (a.carry_in) ranges.push_back({"carry_in", a.carry_in, n.B * n.H, false});
-    if (a.dstate) ranges.push_back({"dstate", a.dstate, n.B * n.H * n.W, true});
-    add_sync_ranges(ranges, a.sync, what);
+    const std::vector<Range> ranges = backward_ranges(a, what);
     std::lock_guard<std::mutex> lock(core_->m);
     check_ranges(ranges, what, mine());
     auto store = checked_store(a.store, s, what);
     check_bank_holds(core_->bank_shape[static_cast<size_t>(a.bank)], s, a.bank, what);
-    if (!store->filled_by) {
-      throw InvalidArgumentError(what + ": the gate store holds no FORWARD; run FORWARD into it first");
-    }
-    if (!(*store->filled_by == s)) {
-      throw InvalidArgumentError(what + ": the gate store holds the FORWARD of " + store->filled_by->describe() +
-                                 "; BACKWARD must use the same shape");
-    }
+    check_store_filled(store->filled_by, s, what);
     cr::Descriptor d = run_desc(s, a.bank, a.watchdog_cycles, a.sync, *store);
     d.op = cr::Op::kBackward;
     d.in_addr = bus(a.dh);
@@ -920,14 +911,6 @@ class CoreDevice final : public Device {
   }
 
  private:
-  struct Dims {
-    size_t S, H, G, W, B;
-    explicit Dims(const LayerShape& s)
-        : S(static_cast<size_t>(s.packed_steps())), H(static_cast<size_t>(s.hidden)),
-          G(static_cast<size_t>(s.gates())), W(static_cast<size_t>(state_words(s.cell))),
-          B(static_cast<size_t>(s.batch)) {}
-  };
-
   // One descriptor the Device API has no call for (selftest), run to completion.
   void run_raw(cr::Descriptor d, const std::string& what) {
     d.irq = true;
@@ -1001,19 +984,11 @@ class CoreDevice final : public Device {
     return d;
   }
 
-  // `shape`: a FORWARD/BACKWARD's, whose lengths go to the staging of the
-  // ring slot the descriptor takes (free once the ring has room for it).
-  JobPtr submit(cr::Descriptor d, const std::string& what, int bank, int load_bank, const Counters& counts,
+  // `shape`: a FORWARD/BACKWARD's (its lengths are staged with the descriptor).
+  JobPtr submit(const cr::Descriptor& d, const std::string& what, int bank, int load_bank, const Counters& counts,
                 const LayerShape* shape = nullptr) {
     auto job = std::make_shared<CoreJob>(core_, what);
-    if (shape != nullptr) {
-      core_->wait_until([&] { return core_->tail - core_->done < core_->opt.ring_entries; },
-                        Clock::now() + std::chrono::minutes(10), what);
-      auto* slot = reinterpret_cast<uint32_t*>(core_->lengths_slot());
-      for (int b = 0; b < shape->batch; ++b) slot[b] = static_cast<uint32_t>(shape->length(b));
-      d.addr0 = core_->lengths_slot_bus();
-    }
-    core_->push(d, {0, job, bank, load_bank, counts, {}, {}});
+    core_->push(d, {0, job, bank, load_bank, counts, {}, {}}, shape);
     return job;
   }
 

@@ -242,6 +242,37 @@ void check_shape(const LayerShape& s, const Capabilities& caps, const std::strin
   }
 }
 
+std::vector<Range> load_ranges(const LayerShape& s, const BufferRef& w_hh, const BufferRef& b_hh) {
+  const size_t gh = static_cast<size_t>(s.gates()) * s.hidden;
+  return {{"w_hh", w_hh, gh * s.hidden, false}, {"b_hh", b_hh, gh, false}};
+}
+
+std::vector<Range> forward_ranges(const ForwardArgs& a, const std::string& what) {
+  const Dims n(a.shape);
+  std::vector<Range> ranges = {{"xp", a.xp, n.S * n.H * n.G, false}, {"h", a.h, n.S * n.H, true}};
+  if (a.state_in) ranges.push_back({"state_in", a.state_in, n.B * n.H * n.SW, false});
+  if (a.state_out) ranges.push_back({"state_out", a.state_out, n.B * n.H * n.SW, true});
+  add_sync_ranges(ranges, a.sync, what);
+  return ranges;
+}
+
+std::vector<Range> backward_ranges(const BackwardArgs& a, const std::string& what) {
+  const Dims n(a.shape);
+  std::vector<Range> ranges = {{"dh", a.dh, n.S * n.H, false}, {"delta", a.delta, n.S * n.H * kDeltaWords, true}};
+  if (a.carry_in) ranges.push_back({"carry_in", a.carry_in, n.B * n.H, false});
+  if (a.dstate) ranges.push_back({"dstate", a.dstate, n.B * n.H * n.SW, true});
+  add_sync_ranges(ranges, a.sync, what);
+  return ranges;
+}
+
+void check_store_filled(const std::optional<LayerShape>& filled_by, const LayerShape& s, const std::string& what) {
+  if (!filled_by) throw InvalidArgumentError(what + ": the gate store holds no FORWARD; run FORWARD into it first");
+  if (!(*filled_by == s)) {
+    throw InvalidArgumentError(what + ": the gate store holds the FORWARD of " + filled_by->describe() +
+                               "; BACKWARD must use the same shape");
+  }
+}
+
 std::string checked_command(const char* op, const LayerShape& s, int bank, const Capabilities& caps) {
   const std::string what = std::string(op) + " " + s.describe() + " bank " + std::to_string(bank);
   check_bank(bank, caps, what);

@@ -55,6 +55,24 @@ struct Range {
 void check_ranges(const std::vector<Range>& ranges, const std::string& what,
                   const std::function<bool(const Buffer*)>& is_mine);
 
+// Word counts of a layer command's streams.
+struct Dims {
+  size_t S, H, G, SW, B;  // packed steps, hidden, gates, state words, batch
+  explicit Dims(const LayerShape& s)
+      : S(static_cast<size_t>(s.packed_steps())), H(static_cast<size_t>(s.hidden)),
+        G(static_cast<size_t>(s.gates())), SW(static_cast<size_t>(state_words(s.cell))),
+        B(static_cast<size_t>(s.batch)) {}
+  uint64_t macs() const { return S * G * H * H; }
+};
+
+// The buffer ranges each command reads and writes (optional streams only
+// when given; a StepSync's words included); `what` names the command.
+std::vector<Range> load_ranges(const LayerShape& shape, const BufferRef& w_hh, const BufferRef& b_hh);
+std::vector<Range> forward_ranges(const ForwardArgs& a, const std::string& what);
+std::vector<Range> backward_ranges(const BackwardArgs& a, const std::string& what);
+// Throws InvalidArgumentError unless the gate store holds the FORWARD of `shape`.
+void check_store_filled(const std::optional<LayerShape>& filled_by, const LayerShape& shape, const std::string& what);
+
 // "FORWARD <shape> bank <n>", after check_bank and check_shape.
 std::string checked_command(const char* op, const LayerShape& shape, int bank, const Capabilities& caps);
 // What a bank holds as submitted (cell, hidden), or nothing.

@@ -146,16 +146,6 @@ struct Traffic {
   }
 };
 
-// Word counts of a layer command's streams.
-struct Dims {
-  size_t S, H, G, SW, B;
-  explicit Dims(const LayerShape& s)
-      : S(static_cast<size_t>(s.packed_steps())), H(static_cast<size_t>(s.hidden)),
-        G(static_cast<size_t>(s.gates())), SW(static_cast<size_t>(state_words(s.cell))),
-        B(static_cast<size_t>(s.batch)) {}
-  uint64_t macs() const { return S * G * H * H; }
-};
-
 // fn(b) for every slot b, spread over up to `threads` threads.
 void parallel_slots(int batch, int threads, const std::function<void(int)>& fn) {
   const int n = std::max(1, std::min(batch, threads));
@@ -256,7 +246,7 @@ class ModelDevice final : public Device {
     check_bank(bank, caps_, what);
     check_shape(shape, caps_, what);
     const size_t gh = static_cast<size_t>(shape.gates()) * shape.hidden;
-    const std::vector<Range> ranges = {{"w_hh", w_hh, gh * shape.hidden, false}, {"b_hh", b_hh, gh, false}};
+    const std::vector<Range> ranges = load_ranges(shape, w_hh, b_hh);
     check_ranges(ranges, what, mine());
     std::lock_guard<std::mutex> lock(m_);
     if (bank_users_[static_cast<size_t>(bank)] > 0) {
@@ -279,10 +269,7 @@ class ModelDevice final : public Device {
     const LayerShape& s = a.shape;
     const std::string what = checked_command("FORWARD", s, a.bank, caps_);
     const auto [S, H, G, SW, B] = Dims(s);
-    std::vector<Range> ranges = {{"xp", a.xp, S * H * G, false}, {"h", a.h, S * H, true}};
-    if (a.state_in) ranges.push_back({"state_in", a.state_in, B * H * SW, false});
-    if (a.state_out) ranges.push_back({"state_out", a.state_out, B * H * SW, true});
-    add_sync_ranges(ranges, a.sync, what);
+    const std::vector<Range> ranges = forward_ranges(a, what);
     check_ranges(ranges, what, mine());
     auto store = checked_store(a.store, s, what);
     std::lock_guard<std::mutex> lock(m_);
@@ -320,21 +307,12 @@ class ModelDevice final : public Device {
     const LayerShape& s = a.shape;
     const std::string what = checked_command("BACKWARD", s, a.bank, caps_);
     const auto [S, H, G, SW, B] = Dims(s);
-    std::vector<Range> ranges = {{"dh", a.dh, S * H, false}, {"delta", a.delta, S * H * kDeltaWords, true}};
-    if (a.carry_in) ranges.push_back({"carry_in", a.carry_in, B * H, false});
-    if (a.dstate) ranges.push_back({"dstate", a.dstate, B * H * SW, true});
-    add_sync_ranges(ranges, a.sync, what);
+    const std::vector<Range> ranges = backward_ranges(a, what);
     check_ranges(ranges, what, mine());
     auto store = checked_store(a.store, s, what);
     std::lock_guard<std::mutex> lock(m_);
     check_bank_holds(bank_shape_[static_cast<size_t>(a.bank)], s, a.bank, what);
-    if (!store->filled_by) {
-      throw InvalidArgumentError(what + ": the gate store holds no FORWARD; run FORWARD into it first");
-    }
-    if (!(*store->filled_by == s)) {
-      throw InvalidArgumentError(what + ": the gate store holds the FORWARD of " + store->filled_by->describe() +
-                                 "; BACKWARD must use the same shape");
-    }
+    check_store_filled(store->filled_by, s, what);
     return submit(what, a.bank, ranges, [this, a, store, S, H, SW, B] {
       const LayerShape& s = a.shape;
       await_inputs(a.sync, s.steps, "BACKWARD");
