@@ -60,7 +60,6 @@ class CoreBuffer final : public Buffer {
   Access access() const override { return access_; }
   uint64_t bus_address() const override { return bus_; }
   const std::string& name() const override { return name_; }
-  const std::optional<DmaRegion>& owned() const { return owned_; }
   // unregister(): foreign memory is unmapped at once (its owner may free it);
   // the device's own memory stays allocated until the buffer goes.
   void unmap_foreign();

@@ -10,8 +10,10 @@
 // the 13.0 GB/s DMA-write goodput at MPS 256 on Gen3 x16 that the pcie-model
 // of Neugebauer et al. (SIGCOMM'18) computes (docs/driver.md cites both).
 // Latencies: a read's round trip of ~1 us (FPGA<->host ping-pong figures of
-// 0.85-1 us); posted writes complete at the bridge after ~0.25 us; MMIO reads
-// are non-posted round trips (~1 us), MMIO writes are posted (~0.25 us).
+// 0.85-1 us); MMIO reads are non-posted round trips, taken as the same ~1 us.
+// The 250 ns of a posted write (DMA or MMIO) is a modelling choice, not a
+// published figure: a posted write costs the sender only its trip to the
+// bridge.
 #pragma once
 
 #include <cstdint>

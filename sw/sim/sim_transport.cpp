@@ -67,7 +67,6 @@ class RootComplex final : public tb::BeatTarget {
   bool link_down() const { return link_down_; }
   void set_link_down(bool down) { link_down_ = down; }
   void disarm() { plan_.reset(); }
-  const std::optional<FaultPlan>& plan() const { return plan_; }
   // A completion timeout or a stall that hit this cycle: the transport stalls the link.
   std::optional<FaultKind> take_link_event() {
     auto e = link_event_;
