@@ -23,19 +23,6 @@ import board_params  # noqa: E402
 import svports  # noqa: E402
 
 
-def _balanced(text, start):
-    """Index of the parenthesis closing the one at `start`."""
-    depth = 0
-    for k in range(start, len(text)):
-        if text[k] == "(":
-            depth += 1
-        elif text[k] == ")":
-            depth -= 1
-            if depth == 0:
-                return k
-    raise ValueError("unbalanced parentheses")
-
-
 def _split_top_level(text):
     parts, depth, cur = [], 0, ""
     for ch in text:
@@ -69,7 +56,7 @@ def top_parameters(text, module):
     m = re.search(r"\bmodule\s+%s\s*#\s*\(" % re.escape(module), body)
     if not m:
         raise ValueError("module %s has no parameter list" % module)
-    end = _balanced(body, m.end() - 1)
+    end = svports.closing_paren(body, m.end() - 1)
     params = {}
     for decl in _split_top_level(body[m.end():end]):
         d = re.fullmatch(r"parameter\s+.*?\b([A-Za-z_]\w*)\s*=\s*(.+)", decl)
@@ -84,7 +71,7 @@ def instance_overrides(text, module):
     m = re.search(r"\b%s\s*#\s*\(" % re.escape(module), body)
     if not m:
         raise ValueError("no %s instance with a parameter list" % module)
-    end = _balanced(body, m.end() - 1)
+    end = svports.closing_paren(body, m.end() - 1)
     over = {}
     for item in _split_top_level(body[m.end():end]):
         o = re.fullmatch(r"\.\s*([A-Za-z_]\w*)\s*\((.*)\)", item)

@@ -26,6 +26,19 @@ def _width(rng):
     return re.sub(r"\s+", "", rng)
 
 
+def closing_paren(text, start):
+    """Index of the parenthesis closing the one at `start`."""
+    depth = 0
+    for k in range(start, len(text)):
+        if text[k] == "(":
+            depth += 1
+        elif text[k] == ")":
+            depth -= 1
+            if depth == 0:
+                return k
+    raise ValueError("unbalanced parentheses")
+
+
 def strip_comments(text):
     return _COMMENT_LINE.sub("", _COMMENT_BLOCK.sub("", text))
 
@@ -43,26 +56,9 @@ def parse_sv_ports(text, module=None):
     while j < len(body) and body[j].isspace():
         j += 1
     if body.startswith("#", j):
-        depth, k = 0, body.index("(", j)
-        while True:
-            if body[k] == "(":
-                depth += 1
-            elif body[k] == ")":
-                depth -= 1
-                if depth == 0:
-                    break
-            k += 1
-        j = k + 1
+        j = closing_paren(body, body.index("(", j)) + 1
     start = body.index("(", j)
-    depth, k = 0, start
-    while True:
-        if body[k] == "(":
-            depth += 1
-        elif body[k] == ")":
-            depth -= 1
-            if depth == 0:
-                break
-        k += 1
+    k = closing_paren(body, start)
     ports = {}
     for chunk in body[start + 1:k].split(","):
         chunk = " ".join(chunk.split())
