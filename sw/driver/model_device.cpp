@@ -146,46 +146,6 @@ struct Traffic {
   }
 };
 
-// fn(b) for every slot b, spread over up to `threads` threads.
-void parallel_slots(int batch, int threads, const std::function<void(int)>& fn) {
-  const int n = std::max(1, std::min(batch, threads));
-  if (n == 1) {
-    for (int b = 0; b < batch; ++b) fn(b);
-    return;
-  }
-  std::vector<std::thread> pool;
-  std::vector<std::exception_ptr> errors(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) {
-    pool.emplace_back([&, i] {
-      try {
-        for (int b = i; b < batch; b += n) fn(b);
-      } catch (...) {
-        errors[static_cast<size_t>(i)] = std::current_exception();
-      }
-    });
-  }
-  for (std::thread& t : pool) t.join();
-  for (const std::exception_ptr& e : errors)
-    if (e) std::rethrow_exception(e);
-}
-
-engine::Config slot_config(const LayerShape& s, int b, int num_pe) {
-  return {engine_cell(s.cell), s.hidden, 1, s.length(b), num_pe};
-}
-
-// Copies `words` words per step of slot b between a packed array and the slot's own.
-void gather_slot(const LayerShape& s, int b, const Words& packed, size_t words, Words& slot) {
-  slot.resize(static_cast<size_t>(s.length(b)) * words);
-  for (int t = 0; t < s.length(b); ++t) {
-    std::copy_n(&packed[static_cast<size_t>(s.packed_index(t, b)) * words], words, &slot[t * words]);
-  }
-}
-void scatter_slot(const LayerShape& s, int b, const Words& slot, size_t words, Words& packed) {
-  for (int t = 0; t < s.length(b); ++t) {
-    std::copy_n(&slot[t * words], words, &packed[static_cast<size_t>(s.packed_index(t, b)) * words]);
-  }
-}
-
 struct BankWeights {
   CellKind cell = CellKind::kLstm;
   int hidden = 0;
@@ -282,20 +242,10 @@ class ModelDevice final : public Device {
       const Words xp = io.in(a.xp, S * H * G);
       const Words state_in = io.in(a.state_in, B * H * SW);
       const engine::Weights& w = bank(a.bank).w;
-      Words h(S * H), records(S * H * engine::kRecordWords), state_out(B * H * SW);
-      const std::vector<int> order = s.end_order();
-      parallel_slots(s.batch, threads_, [&](int b) {
-        Words xp_b, st_b(state_in.begin() + b * H * SW, state_in.begin() + (b + 1) * H * SW);
-        gather_slot(s, b, xp, H * G, xp_b);
-        const engine::ForwardResult r = engine::forward(slot_config(s, b, caps_.num_pe), w, xp_b, st_b);
-        scatter_slot(s, b, r.h, H, h);
-        scatter_slot(s, b, r.records, H * engine::kRecordWords, records);
-        const size_t pos = static_cast<size_t>(std::find(order.begin(), order.end(), b) - order.begin());
-        std::copy(r.state_out.begin(), r.state_out.end(), &state_out[pos * H * SW]);
-      });
-      io.out(a.h, h);
-      io.out(a.state_out, state_out);
-      store->records = std::move(records);
+      engine::ForwardResult r = engine::forward(driver::engine_config(s, caps_.num_pe), w, xp, state_in, threads_);
+      io.out(a.h, r.h);
+      io.out(a.state_out, r.state_out);
+      store->records = std::move(r.records);
       report_progress(a.sync, s.steps);
       io.counted.forwards = 1;
       io.counted.macs = Dims(s).macs();
@@ -313,24 +263,17 @@ class ModelDevice final : public Device {
     std::lock_guard<std::mutex> lock(m_);
     check_bank_holds(bank_shape_[static_cast<size_t>(a.bank)], s, a.bank, what);
     check_store_filled(store->filled_by, s, what);
-    return submit(what, a.bank, ranges, [this, a, store, S, H, SW, B] {
+    return submit(what, a.bank, ranges, [this, a, store, S, H, B] {
       const LayerShape& s = a.shape;
       await_inputs(a.sync, s.steps, "BACKWARD");
       Traffic io;
       const Words dh = io.in(a.dh, S * H);
       const Words carry = io.in(a.carry_in, B * H);
       const engine::Weights& w = bank(a.bank).w;
-      Words delta(S * H * kDeltaWords), dstate(B * H * SW);
-      parallel_slots(s.batch, threads_, [&](int b) {
-        Words rec_b, dh_b, carry_b(carry.begin() + b * H, carry.begin() + (b + 1) * H);
-        gather_slot(s, b, store->records, H * engine::kRecordWords, rec_b);
-        gather_slot(s, b, dh, H, dh_b);
-        const engine::BackwardResult r = engine::backward(slot_config(s, b, caps_.num_pe), w, rec_b, dh_b, carry_b);
-        scatter_slot(s, b, r.delta, H * kDeltaWords, delta);
-        std::copy(r.state_out.begin(), r.state_out.end(), &dstate[b * H * SW]);
-      });
-      io.out(a.delta, delta);
-      io.out(a.dstate, dstate);
+      const engine::BackwardResult r =
+          engine::backward(driver::engine_config(s, caps_.num_pe), w, store->records, dh, carry, threads_);
+      io.out(a.delta, r.delta);
+      io.out(a.dstate, r.state_out);
       report_progress(a.sync, s.steps);
       io.counted.backwards = 1;
       io.counted.macs = Dims(s).macs();

@@ -3,9 +3,12 @@
 #include "farnn/engine_model.hpp"
 
 #include <algorithm>
+#include <barrier>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
+#include "engine_kernels.hpp"
 #include "farnn/activation.hpp"
 #include "farnn/fp32.hpp"
 
@@ -30,6 +33,33 @@ void expect_size(const std::vector<uint32_t>& v, size_t n, const char* what) {
     throw std::invalid_argument(std::string("engine model: ") + what + " has " +
                                 std::to_string(v.size()) + " words, expected " + std::to_string(n));
   }
+}
+
+// Runs body(id, sync) on `workers` threads, the caller being worker 0; sync()
+// is a barrier among them. The bodies are pure arithmetic on disjoint outputs.
+template <class Body>
+void run_team(int workers, const Body& body) {
+  if (workers <= 1) {
+    body(0, [] {});
+    return;
+  }
+  std::barrier<> bar(workers);
+  const auto sync = [&bar] { bar.arrive_and_wait(); };
+  std::vector<std::jthread> pool;
+  for (int id = 1; id < workers; ++id) pool.emplace_back([&, id] { body(id, sync); });
+  body(0, sync);
+}
+
+// [begin, end) of worker id's share of `items`, in whole multiples of `grain`.
+std::pair<int, int> share(int items, int grain, int id, int workers) {
+  const int units = (items + grain - 1) / grain;
+  const int a = units * id / workers, b = units * (id + 1) / workers;
+  return {std::min(items, a * grain), std::min(items, b * grain)};
+}
+
+// Threads worth using for a G*H x H product per step: one below 64K MACs.
+int workers_for(int threads, int gate_rows, int hidden) {
+  return static_cast<long>(gate_rows) * hidden < 65536 ? 1 : std::max(1, threads);
 }
 
 // One unit of the FW activation unit. acc/xp/b hold the unit's G gate values.
@@ -277,20 +307,22 @@ std::vector<uint32_t> chain_backward(const Config& cfg, const std::vector<uint32
 }
 
 ForwardResult forward(const Config& cfg, const Weights& w, const std::vector<uint32_t>& xp,
-                      const std::vector<uint32_t>& state_in) {
+                      const std::vector<uint32_t>& state_in, int threads) {
   validate(cfg, w);
   const int H = cfg.hidden, B = cfg.batch, T = cfg.steps, G = gates(cfg.cell);
   const int GH = G * H, SW = state_words(cfg.cell);
   const size_t S = static_cast<size_t>(cfg.packed_steps());
   expect_size(xp, S * GH, "xp");
   expect_size(state_in, static_cast<size_t>(B) * H * SW, "state_in");
-  const std::vector<uint32_t> u = to_chain_rows(cfg, w.w_hh);
+  const kernels::ChainMatrix u(to_chain_rows(cfg, w.w_hh), GH, H);
   std::vector<uint32_t> bias(GH);
   for (int j = 0; j < H; ++j)
     for (int g = 0; g < G; ++g) bias[chain_row(g, j, G)] = w.b_hh[static_cast<size_t>(g) * H + j];
 
-  // h (chain input) and the cell-state buffer (c for LSTM, h for GRU), per sequence.
-  std::vector<std::vector<uint32_t>> h(B, std::vector<uint32_t>(H)), state(B, std::vector<uint32_t>(H));
+  // h (chain input), the cell-state buffer (c for LSTM, h for GRU) and the
+  // chain's results, per sequence.
+  std::vector<std::vector<uint32_t>> h(B, std::vector<uint32_t>(H)), state(B, std::vector<uint32_t>(H)),
+      acc(B, std::vector<uint32_t>(GH));
   for (int b = 0; b < B; ++b) {
     for (int j = 0; j < H; ++j) {
       h[b][j] = state_in[(static_cast<size_t>(b) * H + j) * SW];
@@ -302,24 +334,40 @@ ForwardResult forward(const Config& cfg, const Weights& w, const std::vector<uin
   out.h.resize(S * H);
   out.records.resize(S * H * kRecordWords);
   out.state_out.reserve(static_cast<size_t>(B) * H * SW);
-  for (int t = 0; t < T; ++t) {
-    for (int b = 0; b < B; ++b) {
-      const int step = cfg.packed_index(t, b);
-      if (step < 0) continue;  // this sequence has ended
-      const std::vector<uint32_t> acc = chain_forward(cfg, u, h[b]);
-      const uint32_t* x = &xp[static_cast<size_t>(step) * GH];
-      for (int j = 0; j < H; ++j) {
-        const int k0 = G * j;
-        const FwUnit r = cfg.cell == Cell::kLstm ? fw_lstm(&acc[k0], &x[k0], &bias[k0], state[b][j])
-                                                 : fw_gru(&acc[k0], &x[k0], &bias[k0], state[b][j]);
-        h[b][j] = r.h;
-        state[b][j] = r.state;
-        const size_t n = static_cast<size_t>(step) * H + j;
-        out.h[n] = r.h;
-        std::copy(r.record, r.record + kRecordWords, &out.records[n * kRecordWords]);
+  const int workers = std::min(workers_for(threads, GH, H), u.blocks);
+  run_team(workers, [&](int id, const auto& sync) {
+    const auto [q0, q1] = share(u.blocks, 1, id, workers);
+    const auto [j0, j1] = share(H, 1, id, workers);
+    std::vector<const uint32_t*> hp;
+    std::vector<uint32_t*> ap;
+    std::vector<int> slot, step;
+    for (int t = 0; t < T; ++t) {
+      hp.clear(), ap.clear(), slot.clear(), step.clear();
+      for (int b = 0; b < B; ++b) {
+        const int p = cfg.packed_index(t, b);
+        if (p < 0) continue;  // this sequence has ended
+        hp.push_back(h[b].data()), ap.push_back(acc[b].data()), slot.push_back(b), step.push_back(p);
       }
+      const int n = static_cast<int>(slot.size());
+      kernels::forward_rows(u, hp.data(), ap.data(), n, q0, q1);
+      sync();
+      for (int i = 0; i < n; ++i) {
+        const int b = slot[static_cast<size_t>(i)];
+        const uint32_t* x = &xp[static_cast<size_t>(step[static_cast<size_t>(i)]) * GH];
+        for (int j = j0; j < j1; ++j) {
+          const int k0 = G * j;
+          const FwUnit r = cfg.cell == Cell::kLstm ? fw_lstm(&acc[b][k0], &x[k0], &bias[k0], state[b][j])
+                                                   : fw_gru(&acc[b][k0], &x[k0], &bias[k0], state[b][j]);
+          h[b][j] = r.h;
+          state[b][j] = r.state;
+          const size_t nn = static_cast<size_t>(step[static_cast<size_t>(i)]) * H + j;
+          out.h[nn] = r.h;
+          std::copy(r.record, r.record + kRecordWords, &out.records[nn * kRecordWords]);
+        }
+      }
+      sync();
     }
-  }
+  });
   for (int b : cfg.end_order()) {
     for (int j = 0; j < H; ++j) {
       out.state_out.push_back(h[b][j]);
@@ -330,7 +378,7 @@ ForwardResult forward(const Config& cfg, const Weights& w, const std::vector<uin
 }
 
 BackwardResult backward(const Config& cfg, const Weights& w, const std::vector<uint32_t>& records,
-                        const std::vector<uint32_t>& dh, const std::vector<uint32_t>& carry_in) {
+                        const std::vector<uint32_t>& dh, const std::vector<uint32_t>& carry_in, int threads) {
   validate(cfg, w);
   const int H = cfg.hidden, B = cfg.batch, T = cfg.steps, G = gates(cfg.cell);
   const int GH = G * H, SW = state_words(cfg.cell);
@@ -338,49 +386,69 @@ BackwardResult backward(const Config& cfg, const Weights& w, const std::vector<u
   expect_size(records, S * H * kRecordWords, "records");
   expect_size(dh, S * H, "dh");
   expect_size(carry_in, static_cast<size_t>(B) * H, "carry_in");
-  const std::vector<uint32_t> u = to_chain_rows(cfg, w.w_hh);
+  const kernels::ChainMatrix u(to_chain_rows(cfg, w.w_hh), GH, H);
 
   std::vector<std::vector<uint32_t>> carry(B, std::vector<uint32_t>(H));
   std::vector<std::vector<uint32_t>> rows(B, std::vector<uint32_t>(GH));  // delta_{t+1} in chain rows
+  std::vector<std::vector<uint32_t>> dh_rec(B, std::vector<uint32_t>(u.padded_cols));
   for (int b = 0; b < B; ++b)
     for (int j = 0; j < H; ++j) carry[b][j] = carry_in[static_cast<size_t>(b) * H + j];
 
   BackwardResult out;
   out.delta.resize(S * H * kDeltaWords);
   out.state_out.resize(static_cast<size_t>(B) * H * SW);
-  for (int t = T - 1; t >= 0; --t) {
+  const int workers = std::min(workers_for(threads, GH, H), u.padded_cols / kernels::kLanes);
+  run_team(workers, [&](int id, const auto& sync) {
+    const auto [c0, c1] = share(u.padded_cols, kernels::kLanes, id, workers);
+    const auto [j0, j1] = share(H, 1, id, workers);
+    std::vector<const uint32_t*> dp;
+    std::vector<uint32_t*> rp;
+    std::vector<int> slot, step;
+    for (int t = T - 1; t >= 0; --t) {
+      dp.clear(), rp.clear(), slot.clear(), step.clear();
+      for (int b = 0; b < B; ++b) {
+        const int p = cfg.packed_index(t, b);
+        if (p < 0) continue;  // this sequence starts later (backwards: ends earlier)
+        slot.push_back(b), step.push_back(p);
+        // The first BW step of a sequence has no recurrent gradient: the chain
+        // runs a zero reduction, which yields -0 for every column.
+        if (t == cfg.length(b) - 1) std::fill(dh_rec[b].begin() + c0, dh_rec[b].begin() + c1, kNegZero);
+        else dp.push_back(rows[b].data()), rp.push_back(dh_rec[b].data());
+      }
+      kernels::backward_cols(u, cfg.num_pe, dp.data(), rp.data(), static_cast<int>(dp.size()), c0, c1);
+      sync();
+      for (size_t i = 0; i < slot.size(); ++i) {
+        const int b = slot[i];
+        for (int j = j0; j < j1; ++j) {
+          const size_t n = static_cast<size_t>(step[i]) * H + j;
+          const uint32_t* rec = &records[n * kRecordWords];
+          const BwUnit r = cfg.cell == Cell::kLstm ? bw_lstm(dh[n], dh_rec[b][j], carry[b][j], rec)
+                                                   : bw_gru(dh[n], dh_rec[b][j], carry[b][j], rec);
+          carry[b][j] = r.carry;
+          for (int g = 0; g < G; ++g) rows[b][chain_row(g, j, G)] = r.rows[g];
+          std::copy(r.delta, r.delta + kDeltaWords, &out.delta[n * kDeltaWords]);
+        }
+      }
+      sync();
+    }
+    // Final reduction: dh0 = U^T delta_0 (+ the GRU direct term), dc0 = carry.
+    dp.clear(), rp.clear();
+    for (int b = 0; b < B; ++b) dp.push_back(rows[b].data()), rp.push_back(dh_rec[b].data());
+    kernels::backward_cols(u, cfg.num_pe, dp.data(), rp.data(), B, c0, c1);
+    sync();
     for (int b = 0; b < B; ++b) {
-      const int step = cfg.packed_index(t, b);
-      if (step < 0) continue;  // this sequence starts later (backwards: ends earlier)
-      // The first BW step of a sequence has no recurrent gradient: the chain
-      // runs a zero reduction, which yields -0 for every column.
-      const std::vector<uint32_t> dh_rec =
-          t == cfg.length(b) - 1 ? std::vector<uint32_t>(H, kNegZero) : chain_backward(cfg, u, rows[b]);
-      for (int j = 0; j < H; ++j) {
-        const size_t n = static_cast<size_t>(step) * H + j;
-        const uint32_t* rec = &records[n * kRecordWords];
-        const BwUnit r = cfg.cell == Cell::kLstm ? bw_lstm(dh[n], dh_rec[j], carry[b][j], rec)
-                                                 : bw_gru(dh[n], dh_rec[j], carry[b][j], rec);
-        carry[b][j] = r.carry;
-        for (int g = 0; g < G; ++g) rows[b][chain_row(g, j, G)] = r.rows[g];
-        std::copy(r.delta, r.delta + kDeltaWords, &out.delta[n * kDeltaWords]);
+      for (int j = j0; j < j1; ++j) {
+        const size_t n = (static_cast<size_t>(b) * H + j) * SW;
+        const uint32_t s = add(kNegZero, dh_rec[b][j]);
+        if (cfg.cell == Cell::kLstm) {
+          out.state_out[n] = s;
+          out.state_out[n + 1] = carry[b][j];
+        } else {
+          out.state_out[n] = add(s, carry[b][j]);
+        }
       }
     }
-  }
-  // Final reduction: dh0 = U^T delta_0 (+ the GRU direct term), dc0 = carry.
-  for (int b = 0; b < B; ++b) {
-    const std::vector<uint32_t> dh_rec = chain_backward(cfg, u, rows[b]);
-    for (int j = 0; j < H; ++j) {
-      const size_t n = (static_cast<size_t>(b) * H + j) * SW;
-      const uint32_t s = add(kNegZero, dh_rec[j]);
-      if (cfg.cell == Cell::kLstm) {
-        out.state_out[n] = s;
-        out.state_out[n + 1] = carry[b][j];
-      } else {
-        out.state_out[n] = add(s, carry[b][j]);
-      }
-    }
-  }
+  });
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "engine_kernels.hpp"
 #include "farnn/engine_model.hpp"
 #include "farnn/fp32.hpp"
 #include "layer_case.hpp"
@@ -74,6 +75,84 @@ TEST(EngineModel, BackwardChainOrderIsPerPeThenChain) {
       total = total + part;
     }
     EXPECT_EQ(dh[c], bits(total)) << "column " << c;
+  }
+}
+
+// A word for the kernel tests: mostly ordinary values, with zeros of both
+// signs, subnormals, infinities, NaNs with any payload, and magnitudes whose
+// products overflow or fall into the subnormal range (and get flushed).
+uint32_t special_word(Rng& rng) {
+  const double pick = rng.uniform(0, 1);
+  const uint32_t sign = rng.uniform(0, 1) < 0.5 ? 0x80000000u : 0u;
+  const uint32_t frac = static_cast<uint32_t>(rng.uniform(0, 1) * 0x7FFFFF);
+  if (pick < 0.70) return bits(static_cast<float>(rng.uniform(-2, 2)));
+  if (pick < 0.75) return sign;                                   // +-0
+  if (pick < 0.80) return sign | std::max(1u, frac);              // subnormal
+  if (pick < 0.83) return sign | 0x7F800000u;                     // +-inf
+  if (pick < 0.85) return sign | 0x7F800000u | std::max(1u, frac);  // NaN, any payload
+  if (pick < 0.925) return sign | (0x70u << 23) | frac;           // ~2^97: products overflow
+  return sign | (0x0Au << 23) | frac;                             // ~2^-117: products underflow
+}
+
+// The fast kernels against the operator-by-operator definitions: sizes around
+// the 16-lane blocks (H = 70: more than 4 blocks of rows and of columns, the
+// kernels' widest groups), several chain lengths, 1..5 sequences per call.
+TEST(EngineModel, KernelsEqualChainDefinitions) {
+  Rng rng(2024);
+  for (Cell cell : {Cell::kLstm, Cell::kGru}) {
+    for (int H : {1, 5, 16, 17, 40, 70}) {
+      for (int pes : {1, 3, 16, 200}) {
+        const engine::Config cfg{cell, H, 1, 1, pes};
+        const int GH = cfg.gate_rows();
+        std::vector<uint32_t> u(static_cast<size_t>(GH) * H);
+        for (auto& w : u) w = special_word(rng);
+        const engine::kernels::ChainMatrix m(u, GH, H);
+        for (int n = 1; n <= 5; ++n) {
+          std::vector<std::vector<uint32_t>> h(n, std::vector<uint32_t>(H)), d(n, std::vector<uint32_t>(GH));
+          std::vector<std::vector<uint32_t>> acc(n, std::vector<uint32_t>(GH)), dh(n, std::vector<uint32_t>(m.padded_cols));
+          std::vector<const uint32_t*> hp, dp;
+          std::vector<uint32_t*> ap, rp;
+          for (int s = 0; s < n; ++s) {
+            for (auto& x : h[s]) x = special_word(rng);
+            for (auto& x : d[s]) x = special_word(rng);
+            hp.push_back(h[s].data()), dp.push_back(d[s].data()), ap.push_back(acc[s].data()), rp.push_back(dh[s].data());
+          }
+          engine::kernels::forward_rows(m, hp.data(), ap.data(), n, 0, m.blocks);
+          engine::kernels::backward_cols(m, pes, dp.data(), rp.data(), n, 0, m.padded_cols);
+          for (int s = 0; s < n; ++s) {
+            SCOPED_TRACE(std::string(engine::cell_name(cell)) + " H=" + std::to_string(H) + " P=" +
+                         std::to_string(pes) + " n=" + std::to_string(n) + " s=" + std::to_string(s));
+            ASSERT_EQ(acc[s], engine::chain_forward(cfg, u, h[s]));
+            ASSERT_EQ(std::vector<uint32_t>(dh[s].begin(), dh[s].begin() + H), engine::chain_backward(cfg, u, d[s]));
+          }
+        }
+      }
+    }
+  }
+}
+
+// Threads share a step's rows, columns and units; the results do not change.
+// H = 150 puts both cells above the 64K MACs per step where threads start.
+TEST(EngineModel, ThreadsDoNotChangeResults) {
+  for (Cell cell : {Cell::kLstm, Cell::kGru}) {
+    engine::Config cfg{cell, 150, 3, 4, 7};
+    cfg.lengths = {4, 2, 3};
+    Rng rng(31);
+    const LayerCase lc = make_layer_case(rng, engine::Config{cell, 150, 3, 4, 7}, 4);
+    const int GH = cfg.gate_rows();
+    const std::vector<uint32_t> xp(lc.xp.begin(), lc.xp.begin() + static_cast<long>(cfg.packed_steps()) * GH);
+    const std::vector<uint32_t> dh(lc.dh_bits.begin(), lc.dh_bits.begin() + static_cast<long>(cfg.packed_steps()) * 150);
+    const auto fw1 = engine::forward(cfg, lc.weights, xp, lc.state_in_fw, 1);
+    const auto bw1 = engine::backward(cfg, lc.weights, fw1.records, dh, lc.carry_in, 1);
+    for (int threads : {2, 3}) {
+      const auto fw = engine::forward(cfg, lc.weights, xp, lc.state_in_fw, threads);
+      const auto bw = engine::backward(cfg, lc.weights, fw1.records, dh, lc.carry_in, threads);
+      EXPECT_EQ(fw.h, fw1.h) << threads << " threads";
+      EXPECT_EQ(fw.records, fw1.records) << threads << " threads";
+      EXPECT_EQ(fw.state_out, fw1.state_out) << threads << " threads";
+      EXPECT_EQ(bw.delta, bw1.delta) << threads << " threads";
+      EXPECT_EQ(bw.state_out, bw1.state_out) << threads << " threads";
+    }
   }
 }
 

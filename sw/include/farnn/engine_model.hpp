@@ -120,11 +120,13 @@ inline int max_resident_hidden(Cell cell, int num_pe, int weight_depth, int max_
 // Index helpers between PyTorch gate-major rows and chain rows.
 inline int chain_row(int gate, int unit, int num_gates) { return num_gates * unit + gate; }
 
+// `threads` > 1 shares each step's products and units among that many
+// threads (used from 64K MACs per step; the results do not depend on it).
 ForwardResult forward(const Config& cfg, const Weights& w, const std::vector<uint32_t>& xp,
-                      const std::vector<uint32_t>& state_in);
+                      const std::vector<uint32_t>& state_in, int threads = 1);
 
 BackwardResult backward(const Config& cfg, const Weights& w, const std::vector<uint32_t>& records,
-                        const std::vector<uint32_t>& dh, const std::vector<uint32_t>& carry_in);
+                        const std::vector<uint32_t>& dh, const std::vector<uint32_t>& carry_in, int threads = 1);
 
 // --- pieces, exposed for unit tests -------------------------------------
 // FW chain: acc[k] = ((U[k][0]*h[0] + U[k][1]*h[1]) + ...), k in chain order.

@@ -1,0 +1,190 @@
+// Fast kernels of the engine model; see engine_kernels.hpp. Written with GCC
+// vector extensions (16 lanes of 32 bits) and compiled for AVX-512, AVX2 and
+// the baseline x86-64 ISA, picked at run time (target_clones). The build
+// keeps -ffp-contract=off, so a multiply and an add stay two roundings.
+#include "engine_kernels.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "farnn/fp32.hpp"
+
+// The 64-byte vector helpers below are always inlined into the clones; the
+// ABI note GCC gives for passing such vectors between functions built for
+// different ISAs does not apply.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+namespace farnn::engine::kernels {
+namespace {
+
+using u32v = uint32_t __attribute__((vector_size(64)));
+using f32v = float __attribute__((vector_size(64)));
+
+constexpr uint32_t kNegZero = 0x80000000u;
+
+#define FARNN_INLINE inline __attribute__((always_inline))
+
+// fp32::flush on 16 lanes: subnormal -> zero of its sign, NaN -> canonical NaN.
+FARNN_INLINE u32v flush(u32v x) {
+  x = (x & fp32::kExpMask) == 0 ? x & fp32::kSignMask : x;
+  return (x & ~fp32::kSignMask) > fp32::kPosInf ? u32v{} + fp32::kCanonicalNan : x;
+}
+// fp32::mul_host / add_host for operands that are already flushed.
+FARNN_INLINE u32v mul(u32v a, float b) { return flush(reinterpret_cast<u32v>(reinterpret_cast<f32v>(a) * b)); }
+FARNN_INLINE u32v add(u32v a, u32v b) {
+  return flush(reinterpret_cast<u32v>(reinterpret_cast<f32v>(a) + reinterpret_cast<f32v>(b)));
+}
+FARNN_INLINE u32v load(const uint32_t* p) {
+  u32v v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+FARNN_INLINE void store(uint32_t* p, u32v v) { std::memcpy(p, &v, sizeof v); }
+
+// Flushed copies of n vectors of `len` words, as floats.
+std::vector<float> flushed(const uint32_t* const* v, int n, int len) {
+  std::vector<float> out(static_cast<size_t>(n) * len);
+  for (int s = 0; s < n; ++s)
+    for (int i = 0; i < len; ++i) out[static_cast<size_t>(s) * len + i] = fp32::to_float(fp32::flush(v[s][i]));
+  return out;
+}
+
+// R blocks of 16 rows for N sequences at once: R*N independent sums keep the
+// adder's latency hidden, and one pass over the weights feeds N sequences.
+// dst[i] + off + 16*r receives block r of sequence i.
+template <int R, int N>
+FARNN_INLINE void forward_blocks(const uint32_t* w, int cols, const float* h, int h_stride, uint32_t* const* dst,
+                                 int off) {
+  u32v a[R][N];
+  for (int r = 0; r < R; ++r)
+    for (int i = 0; i < N; ++i) a[r][i] = u32v{} + kNegZero;  // -0 + p = p: the first product starts the sum
+  const size_t block = static_cast<size_t>(cols) * kLanes;
+  for (int c = 0; c < cols; ++c) {
+    for (int r = 0; r < R; ++r) {
+      const u32v wc = load(w + r * block + static_cast<size_t>(c) * kLanes);
+      for (int i = 0; i < N; ++i) a[r][i] = add(a[r][i], mul(wc, h[i * h_stride + c]));
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int i = 0; i < N; ++i) store(dst[i] + off + r * kLanes, a[r][i]);
+}
+
+// R column blocks (at col, col+16, ...) for N sequences at once.
+template <int R, int N>
+FARNN_INLINE void backward_blocks(const ChainMatrix& m, int pes, const float* d, int d_stride, uint32_t* const* dh,
+                                  int col) {
+  u32v sum[R][N], part[R][N] = {};
+  for (int r = 0; r < R; ++r)
+    for (int i = 0; i < N; ++i) sum[r][i] = u32v{} + kNegZero;
+  const size_t stride = static_cast<size_t>(m.padded_cols);
+  for (int p = 0; p < pes; ++p) {
+    for (int k = p; k < m.rows; k += pes) {
+      for (int r = 0; r < R; ++r) {
+        const u32v w = load(&m.bw[static_cast<size_t>(k) * stride + col + r * kLanes]);
+        for (int i = 0; i < N; ++i) {
+          const u32v prod = mul(w, d[i * d_stride + k]);
+          part[r][i] = k == p ? prod : add(part[r][i], prod);
+        }
+      }
+    }
+    for (int r = 0; r < R; ++r)
+      for (int i = 0; i < N; ++i) sum[r][i] = add(sum[r][i], part[r][i]);
+  }
+  for (int r = 0; r < R; ++r)
+    for (int i = 0; i < N; ++i) store(dh[i] + col + r * kLanes, sum[r][i]);
+}
+
+// Sequences per pass (up to 4) and blocks per pass for them: 4, 2, 1, 1.
+constexpr int blocks_for(int n) { return n == 1 ? 4 : n == 2 ? 2 : 1; }
+
+}  // namespace
+
+ChainMatrix::ChainMatrix(const std::vector<uint32_t>& u_chain, int rows_, int cols_)
+    : rows(rows_), cols(cols_), blocks((rows_ + kLanes - 1) / kLanes),
+      padded_cols((cols_ + kLanes - 1) / kLanes * kLanes) {
+  if (rows < 1 || cols < 1 || u_chain.size() != static_cast<size_t>(rows) * cols) {
+    throw std::invalid_argument("engine kernels: U has " + std::to_string(u_chain.size()) + " words, not " +
+                                std::to_string(rows) + " x " + std::to_string(cols));
+  }
+  fw.assign(static_cast<size_t>(blocks) * cols * kLanes, 0);
+  bw.assign(static_cast<size_t>(rows) * padded_cols, 0);
+  for (int k = 0; k < rows; ++k) {
+    for (int c = 0; c < cols; ++c) {
+      const uint32_t x = fp32::flush(u_chain[static_cast<size_t>(k) * cols + c]);
+      fw[(static_cast<size_t>(k / kLanes) * cols + c) * kLanes + k % kLanes] = x;
+      bw[static_cast<size_t>(k) * padded_cols + c] = x;
+    }
+  }
+}
+
+__attribute__((target_clones("avx512f", "avx2", "default"))) void forward_rows(const ChainMatrix& m,
+                                                                              const uint32_t* const* h,
+                                                                              uint32_t* const* acc, int n, int q0,
+                                                                              int q1) {
+  const std::vector<float> hf = flushed(h, n, m.cols);
+  const size_t block = static_cast<size_t>(m.cols) * kLanes;
+  const int full = std::min(q1, m.rows / kLanes);  // blocks q < full have 16 real rows
+  for (int s = 0; s < n; s += 4) {
+    const int ns = std::min(4, n - s), group = blocks_for(ns);
+    const float* hs = &hf[static_cast<size_t>(s) * m.cols];
+    uint32_t* const* out = acc + s;
+    int q = q0;
+    for (; q + group <= full; q += group) {
+      const uint32_t* w = &m.fw[static_cast<size_t>(q) * block];
+      switch (ns) {
+        case 4: forward_blocks<1, 4>(w, m.cols, hs, m.cols, out, q * kLanes); break;
+        case 3: forward_blocks<1, 3>(w, m.cols, hs, m.cols, out, q * kLanes); break;
+        case 2: forward_blocks<2, 2>(w, m.cols, hs, m.cols, out, q * kLanes); break;
+        default: forward_blocks<4, 1>(w, m.cols, hs, m.cols, out, q * kLanes); break;
+      }
+    }
+    for (; q < q1; ++q) {  // the rest one block at a time; the last may be partial
+      const uint32_t* w = &m.fw[static_cast<size_t>(q) * block];
+      std::vector<uint32_t> tail(static_cast<size_t>(ns) * kLanes);
+      uint32_t* t[4];
+      for (int i = 0; i < ns; ++i) t[i] = &tail[static_cast<size_t>(i) * kLanes];
+      switch (ns) {
+        case 4: forward_blocks<1, 4>(w, m.cols, hs, m.cols, t, 0); break;
+        case 3: forward_blocks<1, 3>(w, m.cols, hs, m.cols, t, 0); break;
+        case 2: forward_blocks<1, 2>(w, m.cols, hs, m.cols, t, 0); break;
+        default: forward_blocks<1, 1>(w, m.cols, hs, m.cols, t, 0); break;
+      }
+      const int rows = std::min(kLanes, m.rows - q * kLanes);
+      for (int i = 0; i < ns; ++i) std::copy_n(t[i], rows, out[i] + q * kLanes);
+    }
+  }
+}
+
+__attribute__((target_clones("avx512f", "avx2", "default"))) void backward_cols(const ChainMatrix& m, int num_pe,
+                                                                               const uint32_t* const* delta,
+                                                                               uint32_t* const* dh, int n, int c0,
+                                                                               int c1) {
+  // PEs past the last row add -0, which leaves every flushed sum unchanged.
+  const int pes = std::min(num_pe, m.rows);
+  const std::vector<float> df = flushed(delta, n, m.rows);
+  for (int s = 0; s < n; s += 4) {
+    const int ns = std::min(4, n - s), group = blocks_for(ns);
+    const float* ds = &df[static_cast<size_t>(s) * m.rows];
+    uint32_t* const* out = dh + s;
+    int col = c0;
+    for (; col + group * kLanes <= c1; col += group * kLanes) {
+      switch (ns) {
+        case 4: backward_blocks<1, 4>(m, pes, ds, m.rows, out, col); break;
+        case 3: backward_blocks<1, 3>(m, pes, ds, m.rows, out, col); break;
+        case 2: backward_blocks<2, 2>(m, pes, ds, m.rows, out, col); break;
+        default: backward_blocks<4, 1>(m, pes, ds, m.rows, out, col); break;
+      }
+    }
+    for (; col < c1; col += kLanes) {
+      switch (ns) {
+        case 4: backward_blocks<1, 4>(m, pes, ds, m.rows, out, col); break;
+        case 3: backward_blocks<1, 3>(m, pes, ds, m.rows, out, col); break;
+        case 2: backward_blocks<1, 2>(m, pes, ds, m.rows, out, col); break;
+        default: backward_blocks<1, 1>(m, pes, ds, m.rows, out, col); break;
+      }
+    }
+  }
+}
+
+}  // namespace farnn::engine::kernels
