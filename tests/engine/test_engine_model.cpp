@@ -132,16 +132,16 @@ TEST(EngineModel, KernelsEqualChainDefinitions) {
 }
 
 // Threads share a step's rows, columns and units; the results do not change.
-// H = 150 puts both cells above the 64K MACs per step where threads start.
+// H = 256, B = 3 puts both cells above the 512K MACs per step where threads start.
 TEST(EngineModel, ThreadsDoNotChangeResults) {
   for (Cell cell : {Cell::kLstm, Cell::kGru}) {
-    engine::Config cfg{cell, 150, 3, 4, 7};
+    engine::Config cfg{cell, 256, 3, 4, 7};
     cfg.lengths = {4, 2, 3};
     Rng rng(31);
-    const LayerCase lc = make_layer_case(rng, engine::Config{cell, 150, 3, 4, 7}, 4);
+    const LayerCase lc = make_layer_case(rng, engine::Config{cell, 256, 3, 4, 7}, 4);
     const int GH = cfg.gate_rows();
     const std::vector<uint32_t> xp(lc.xp.begin(), lc.xp.begin() + static_cast<long>(cfg.packed_steps()) * GH);
-    const std::vector<uint32_t> dh(lc.dh_bits.begin(), lc.dh_bits.begin() + static_cast<long>(cfg.packed_steps()) * 150);
+    const std::vector<uint32_t> dh(lc.dh_bits.begin(), lc.dh_bits.begin() + static_cast<long>(cfg.packed_steps()) * 256);
     const auto fw1 = engine::forward(cfg, lc.weights, xp, lc.state_in_fw, 1);
     const auto bw1 = engine::backward(cfg, lc.weights, fw1.records, dh, lc.carry_in, 1);
     for (int threads : {2, 3}) {

@@ -121,7 +121,7 @@ inline int max_resident_hidden(Cell cell, int num_pe, int weight_depth, int max_
 inline int chain_row(int gate, int unit, int num_gates) { return num_gates * unit + gate; }
 
 // `threads` > 1 shares each step's products and units among that many
-// threads (used from 64K MACs per step; the results do not depend on it).
+// threads (used from 512K MACs per step; the results do not depend on it).
 ForwardResult forward(const Config& cfg, const Weights& w, const std::vector<uint32_t>& xp,
                       const std::vector<uint32_t>& state_in, int threads = 1);
 
