@@ -4,7 +4,7 @@
 #                a mocked PCIe link), every step checked against model://; files in $(BUILD)/sim
 #   make test    lint + build + every test (CTest)
 #   make lint    verilator --lint-only -Wall on every RTL module
-#   make bench   benchmarks, JSON under $(BUILD)/bench
+#   make bench   benchmarks, JSON under $(BUILD)/bench (the training step against PyTorch too)
 #   make sweep   exhaustive sigmoid/tanh sweep over all 2^32 inputs (minutes)
 #   make synth   Yosys estimates and post-synthesis equivalence checks
 #   make asan    the host driver's tests under ASan + UBSan, in build-asan/ (preset asan)
@@ -35,7 +35,9 @@ lint: deps
 test: lint build
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
+# The training benchmark compares against PyTorch: bootstrap adds python3-torch.
 bench: build
+	@FARNN_EXTRA_PACKAGES="$(FARNN_EXTRA_PACKAGES) python3-torch" scripts/bootstrap.sh
 	@cmake --build $(BUILD) --target bench
 
 sweep: build
