@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
-"""Markdown tables of the engine benchmark (`make bench` JSON) for docs/performance.md.
+"""Markdown tables of the benchmarks (`make bench` JSON) for docs/performance.md.
 
-Usage: bench_tables.py build/bench/engine_p4.json [build/bench/engine_p16.json ...]
+Usage: bench_tables.py build/bench/engine_p4.json [build/bench/train.json ...]
+
+The training benchmark (train.json): one row per (cell, H, B) with PyTorch's
+step, the CPU path's step and its split, the speed-up, and the projected
+hybrid step with its device part and the projected MAC utilization.
 
 Per parameterization: one row per (cell, H, B) with FW/BW cycles and MAC
 utilization (rows with B = 1 and H >= 8*NumPe in bold: the target points),
@@ -45,11 +49,35 @@ def table(path):
     return "\n".join(lines)
 
 
+def train_table(d):
+    lines = [
+        "Design point: %s; %s; T = %d, I = H, %d threads."
+        % (d["design_point"], d["baseline"], d["results"][0]["steps"], d["results"][0]["threads"]),
+        "",
+        "| cell | H | B | PyTorch ms | FARNN CPU ms (compute + device wait) | speed-up | hybrid ms (device) "
+        "| speed-up | FW / BW util. |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in d["results"]:
+        cpu, hyb, t = r["cpu"], r["hybrid"], r.get("torch_cpu")
+        sp = r.get("speedup_vs_torch", {})
+        lines.append("| %s | %d | %d | %s | %.2f (%.2f + %.2f) | %s | %.2f (%.2f) | %s | %.1f%% / %.1f%% |" % (
+            r["cell"].upper(), r["hidden"], r["batch"], "%.2f" % t["step_ms"] if t else "—", cpu["step_ms"],
+            cpu["host_compute_ms"], cpu["device_wait_ms"], "%.2fx" % sp["cpu"] if sp else "—", hyb["step_ms"],
+            hyb["device_ms"], "%.2fx" % sp["hybrid"] if sp else "—", 100 * hyb["mac_utilization"]["forward"],
+            100 * hyb["mac_utilization"]["backward"]))
+    return "\n".join(lines)
+
+
 def main(argv):
     if not argv:
         print(__doc__)
         return 2
-    print("\n\n".join(table(a) for a in argv))
+    out = []
+    for a in argv:
+        d = json.load(open(a))
+        out.append(train_table(d) if "results" in d else table(a))
+    print("\n\n".join(out))
     return 0
 
 

@@ -13,7 +13,8 @@
 //           (sw/lib/engine_cycles.cpp) at the NumPe and clock given (the
 //           capacity model's design point and the `make synth` estimate), the
 //           weights LOADed every step (they change every update), the host
-//           link's DMA per command from the PCIe model (sim/pcie_link.hpp),
+//           link's DMA per command from the PCIe model (sim/pcie_link.hpp)
+//           capped at the core's 64-byte beat per cycle,
 //           plus the host compute measured above. The trainer runs one layer's
 //           commands one after another, so nothing is counted as overlapped.
 // Writes JSON (--json); a table on stdout.
@@ -109,11 +110,15 @@ json measure_cpu(const Options& o, const std::string& cell, int H, int B, int th
 }
 
 // Time of one device command on a card: the core's cycles at the clock, or
-// the host link when it is slower (the streams overlap the computation), plus
-// one read round trip before the first input word arrives.
+// its DMA when that is slower (the streams overlap the computation), plus one
+// read round trip before the first input word arrives. A direction moves at
+// the link's goodput or at the core's one 64-byte beat per cycle, whichever
+// is lower.
 double command_us(uint64_t cycles, double clock_mhz, double in_bytes, double out_bytes, const sim::PcieLink& link) {
   const double compute = static_cast<double>(cycles) / clock_mhz;
-  const double dma = std::max(in_bytes / link.read_goodput(), out_bytes / link.write_goodput()) * 1e6;
+  const double beats = 64.0 * clock_mhz * 1e6;
+  const double dma = std::max(in_bytes / std::min(link.read_goodput(), beats),
+                              out_bytes / std::min(link.write_goodput(), beats)) * 1e6;
   return std::max(compute, dma) + link.read_latency_ns / 1e3;
 }
 
