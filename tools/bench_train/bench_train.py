@@ -10,7 +10,9 @@
    projects the hybrid step at that design point.
 3. The same training step in PyTorch on this machine, with the same thread
    count: torch.nn.LSTM / GRU (input size H), a Linear(H, 1) head, MSE loss,
-   SGD; the figure is the wall time per step after one warm-up step.
+   SGD; the figure is the wall time per step after one warm-up step. Debian's
+   PyTorch runs its GEMMs on whatever libblas.so.3 points at; the JSON names
+   the library.
 4. One JSON with both and the ratios (PyTorch time / FARNN time: > 1 means
    FARNN is faster), and a table on stdout.
 
@@ -68,6 +70,18 @@ def torch_step_ms(torch, cell, hidden, batch, steps, min_time):
     return 1e3 * (time.perf_counter() - t0) / n, n
 
 
+def blas_library(torch):
+    """The BLAS library PyTorch's GEMMs run on (Debian's build links libblas.so.3,
+    which the alternatives system points at the reference BLAS or OpenBLAS)."""
+    torch.mm(torch.ones(64, 64), torch.ones(64, 64))
+    for line in open("/proc/self/maps"):
+        path = line.split()[-1] if len(line.split()) >= 6 else ""
+        name = os.path.basename(path)
+        if name.startswith(("libblas", "libopenblas", "libmkl_rt")):
+            return os.path.realpath(path)
+    return "built in (%s)" % torch.__config__.show().split("BLAS_INFO=")[-1].split(",")[0]
+
+
 def check_result(r):
     """The C++ figures must hang together; a broken benchmark fails here."""
     cpu, hyb = r["cpu"], r["hybrid"]
@@ -110,10 +124,12 @@ def main():
     finally:
         os.unlink(tmp)
 
+    os.environ["OPENBLAS_NUM_THREADS"] = str(a.threads)  # before torch loads its BLAS
     try:
         import torch
         torch.set_num_threads(a.threads)
-        baseline = "PyTorch %s, torch.set_num_threads(%d)" % (torch.__version__, a.threads)
+        blas = blas_library(torch)
+        baseline = "PyTorch %s, torch.set_num_threads(%d), BLAS %s" % (torch.__version__, a.threads, blas)
     except ImportError:
         if not a.allow_no_torch:
             sys.exit("bench_train: PyTorch is not installed (Debian package python3-torch; `make bench` installs it)")
