@@ -51,7 +51,7 @@ def table(path):
 
 def train_table(d):
     lines = [
-        "Design point: %s; %s; T = %d, I = H, %d threads."
+        "Design point: %s; %s; T = %d, I = H, threads: %d."
         % (d["design_point"], d["baseline"], d["results"][0]["steps"], d["results"][0]["threads"]),
         "",
         "| cell | H | B | PyTorch ms | FARNN CPU ms (compute + device wait) | speed-up | hybrid ms (device) "
