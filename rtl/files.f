@@ -2,6 +2,7 @@
 // Packages first, then leaf blocks, then the blocks that instantiate them.
 // --- packages ---
 rtl/act/act_pkg.sv
+rtl/act/act_lut_data_pkg.sv
 rtl/engine/engine_pkg.sv
 // --- core packages ---
 rtl/core/core_regs_pkg.sv
@@ -17,6 +18,7 @@ rtl/fp/fp_add.sv
 rtl/fp/fp_mul.sv
 // --- act ---
 rtl/act/act_lut_rom.sv
+rtl/act/fp_act_pipe.sv
 rtl/act/fp_act.sv
 // --- pe ---
 rtl/pe/pe.sv

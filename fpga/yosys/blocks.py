@@ -37,7 +37,7 @@ LANE = r"\.g_lane\[\d+\]\.mem$"
 PE_MEMS = [(r"(.*\.)?u_weights" + LANE, {"bram", "uram"}),   # weight RAM: WeightDepth >= 1024 words
            (r"(.*\.)?u_acc" + LANE, {"lutram", "bram"}),     # accumulators: AccDepth words
            (r"(.*\.)?u_results" + LANE, {"lutram", "bram"})]  # FW drain RAM: MaxRows words
-ACT_MEMS = [(r"(.*\.)?u_rom\.rom$", {"bram"})]               # 4096 x 54 sigmoid table
+ACT_MEMS = [(r"(.*\.)?u_lut\.(even|odd)_rom$", {"bram"})]   # sigmoid table: 2 banks, 2048 x 27 each
 
 # Stimulus of the PE alone: the token and result relays of a middle PE with a
 # legal configuration (H <= MaxHidden, the row split of G*H over NumPe).
@@ -131,6 +131,11 @@ BLOCKS = {
                "eq": {"inputs": {"x_i": "rnd_pct(50) ? rnd_fp() : {$urandom_range(1), 8'(120 + $urandom_range(14)), 23'($urandom())}"},
                       "activity": "rtl_out_valid_o && in_out_ready_i"},
                "doc": "sigmoid/tanh unit (table ROM + interpolation)"},
+    "fp_act_x2": {"top": "fp_act", "params": {"NumLanes": 2}, "quick": True, "mems": ACT_MEMS, "dsp": 2,
+                  "eq": {"inputs": {"x_i": "{" + ", ".join(["rnd_pct(50) ? rnd_fp() : {1'($urandom_range(1)), "
+                                                           "8'(120 + $urandom_range(14)), 23'($urandom())}"] * 2) + "}"},
+                         "activity": "|(rtl_out_valid_o & in_out_ready_i)"},
+                  "doc": "two sigmoid/tanh lanes sharing one dual-port table"},
     # --------------------------------------------------------------- pe
     "pe": {"top": "pe", "params": _pe(P4, 1), "quick": True, "mems": PE_MEMS, "dsp": 2,
            "eq": PE_EQ, "doc": "one PE (index 1 of 4), engine P4 parameters"},
@@ -295,7 +300,7 @@ ACT_UNIT_EQ = {
 }
 
 ENGINE_MEMS = [(r"(.*\.)?u_weights" + LANE, {"bram", "uram"}),
-               (r"(.*\.)?u_rom\.rom$", {"bram"}),
+               (r"(.*\.)?u_lut\.(even|odd)_rom$", {"bram"}),
                (r".*", {"bram", "uram", "lutram", "ff"})]
 
 BLOCKS.update({
@@ -1189,7 +1194,7 @@ BLOCKS["dma_writer"] = {"top": "dma_writer", "params": dict(SHELL_WRITERS["g_wr[
 # FIFOs) is checked on the union of what they became: the per-instance
 # mapping is what the part blocks check (dma_reader_wgt: block RAM).
 CORE_MEMS = [(r"(.*\.)?u_weights" + LANE, {"bram", "uram"}),
-             (r"(.*\.)?u_rom\.rom$", {"bram"}),
+             (r"(.*\.)?u_lut\.(even|odd)_rom$", {"bram"}),
              (r"u_fifo\.u_ram" + LANE, {"bram", "lutram", "ff"}),
              (r"(desc_mem|ring_(addr|len|last)|gnt_mem)$", {"lutram", "ff"}),
              (r"u_(order|rbuf|bbuf)\.u_ram" + LANE, {"lutram", "ff"})] + ROM_MEMS + \

@@ -1,289 +1,76 @@
-// Sigmoid or tanh of a binary32 value (func_i: 0 sigmoid, 1 tanh), bit-exact
-// to the C++ model farnn::act::sigmoid / tanh (sw/lib/activation.cpp).
-//
-// Method: one table of sigma on [0, 16) (act_lut_rom, 4096 knots at step
-// 2^-8, words {D[k], Y[k]} in Q1.31) with linear interpolation in unsigned
-// fixed point; tanh(x) = 2 sigma(2x) - 1 from the same table.
-//   u = floor(|x| * 2^(24+func))   28 bits; 0 for zero/subnormal (flushed)
-//   y = Y[u>>16] + floor(D[u>>16] * u[15:0] / 2^16), y = 1.0 if |x|*2^func >= 16
-//   r = y (sigmoid, x >= 0), 1 - y (sigmoid, x < 0), 2y - 1 (tanh, sign of x)
-//   result = r rounded to binary32 (nearest-even); NaN -> 0x7FC00000.
-//
-// Pipeline, one register per stage:
-//   S1 decode: NaN / clamp flags, u by a right shift of the significand
-//   S2 table:  {D, Y} = ROM[u[27:16]] (block-RAM read register), frac = u[15:0]
-//   S3 mul:    p = D * frac, 22 x 16 bits (DSP48E2 multiplier, M register);
-//              Y forced to 1.0 on the clamp (frac is 0 there, so p = 0)
-//   S4 add:    {Y, 16'b0} + p, y = its bits [47:16] (DSP post-adder, P register)
-//   S5 select: r = y, 1 - y or 2y - 1; leading-zero count of r
-//   S6 round:  normalize, round to nearest even, sign, NaN; the output register
-// Handshake: valid/ready in the fpnew manner (valid bits reset, data not;
-// a stage loads when the output is ready or a bubble is at or after it), so
-// bubbles are squeezed out under backpressure; the ROM's read register
-// holds with its stage. tag_i travels with the item to tag_o.
-// Latency: Latency = act_pkg::ACT_LATENCY = 6 cycles. Throughput: one result per cycle.
+// Sigmoid / tanh unit: NumLanes (1 or 2) independent lanes, each a full unit
+// with its own valid/ready handshake and tag (fp_act_pipe), sharing one
+// dual-port table (act_lut_rom, one port per lane; lane 1 costs no table).
+// Lane l uses bit l of the valid/ready/func vectors and word l of x_i, y_o,
+// tag_i and tag_o; results are bit-exact to farnn::act::sigmoid / tanh (see
+// fp_act_pipe for the method).
+// Latency: act_pkg::ACT_LATENCY = 6 cycles. Throughput: one result per lane per cycle.
 `default_nettype none
 
 module fp_act #(
-  parameter int unsigned TagWidth = 1
+  parameter int unsigned TagWidth = 1,
+  parameter int unsigned NumLanes = 1
 ) (
-  input  logic                clk_i,
-  input  logic                rst_i,
-  input  logic                in_valid_i,
-  output logic                in_ready_o,
-  input  logic [31:0]         x_i,
-  input  logic                func_i,     // 0 = sigmoid, 1 = tanh
-  input  logic [TagWidth-1:0] tag_i,
-  output logic                out_valid_o,
-  input  logic                out_ready_i,
-  output logic [31:0]         y_o,
-  output logic [TagWidth-1:0] tag_o
+  input  logic                         clk_i,
+  input  logic                         rst_i,
+  input  logic [NumLanes-1:0]          in_valid_i,
+  output logic [NumLanes-1:0]          in_ready_o,
+  input  logic [NumLanes*32-1:0]       x_i,
+  input  logic [NumLanes-1:0]          func_i,     // 0 = sigmoid, 1 = tanh
+  input  logic [NumLanes*TagWidth-1:0] tag_i,
+  output logic [NumLanes-1:0]          out_valid_o,
+  input  logic [NumLanes-1:0]          out_ready_i,
+  output logic [NumLanes*32-1:0]       y_o,
+  output logic [NumLanes*TagWidth-1:0] tag_o
 );
 
-  localparam int unsigned NumStages = 6;  // S1 .. S6 below
-  localparam int unsigned Latency = NumStages;
-  localparam int unsigned SideWidth = TagWidth + 3;  // {tag, nan, neg, func}
-  localparam logic [31:0] QOne = 32'h8000_0000;  // 1.0 in Q1.31
-  localparam logic [31:0] QHalf = 32'h4000_0000;
-  localparam logic [31:0] CanonicalNan = 32'h7FC0_0000;
-  localparam logic [8:0] ClampExp = 9'd131;  // biased exponent of 16.0
+  localparam int unsigned NumPorts = act_pkg::LUT_PORTS;
+  localparam int unsigned AddrWidth = act_pkg::LUT_ADDR_WIDTH;
+  localparam int unsigned WordWidth = act_pkg::LUT_WIDTH;
 
-  // ---------------------------------------------------------------------------
-  // Handshake: valid bit per stage; stage s loads when the item before it is
-  // valid and stage s may take it: the output is ready, or some stage from s
-  // to the last is empty (the fpnew chain ready[s] = ready[s+1] | ~valid[s]
-  // written out).
-  // ---------------------------------------------------------------------------
-  logic [NumStages-1:0] valid_q, valid_d, stage_ready, stage_in_valid, stage_en;
+  logic [NumPorts-1:0]           lut_en;
+  logic [NumPorts*AddrWidth-1:0] lut_addr;
+  logic [NumPorts*WordWidth-1:0] lut_data;
 
-  assign stage_in_valid = {valid_q[NumStages-2:0], in_valid_i};
-  for (genvar s = 0; s < NumStages; s++) begin : g_ready
-    assign stage_ready[s] = out_ready_i | ~(&valid_q[NumStages-1:s]);
-  end
-  assign stage_en = stage_in_valid & stage_ready;
-  assign valid_d = (stage_ready & stage_in_valid) | (~stage_ready & valid_q);
-
-  always_ff @(posedge clk_i) begin
-    if (rst_i) valid_q <= '0;
-    else valid_q <= valid_d;
-  end
-
-  assign in_ready_o = stage_ready[0];
-  assign out_valid_o = valid_q[NumStages-1];
-
-  // Side band through every stage: {tag, nan, neg, func}.
-  logic [SideWidth-1:0] side_in;
-  logic [NumStages*SideWidth-1:0] side_q, side_d, side_prev;
-  logic s0_nan;
-
-  assign side_in = {tag_i, s0_nan, x_i[31], func_i};
-  assign side_prev = {side_q[(NumStages-1)*SideWidth-1:0], side_in};
-
-  always_comb begin
-    side_d = side_q;
-    for (int s = 0; s < NumStages; s++) begin
-      if (stage_en[s]) side_d[s*SideWidth +: SideWidth] = side_prev[s*SideWidth +: SideWidth];
+  for (genvar l = 0; l < NumPorts; l++) begin : g_lane
+    if (l < NumLanes) begin : g_used
+      fp_act_pipe #(
+        .TagWidth(TagWidth)
+      ) u_pipe (
+        .clk_i,
+        .rst_i,
+        .in_valid_i (in_valid_i[l]),
+        .in_ready_o (in_ready_o[l]),
+        .x_i        (x_i[l*32 +: 32]),
+        .func_i     (func_i[l]),
+        .tag_i      (tag_i[l*TagWidth +: TagWidth]),
+        .out_valid_o(out_valid_o[l]),
+        .out_ready_i(out_ready_i[l]),
+        .y_o        (y_o[l*32 +: 32]),
+        .tag_o      (tag_o[l*TagWidth +: TagWidth]),
+        .lut_en_o   (lut_en[l]),
+        .lut_addr_o (lut_addr[l*AddrWidth +: AddrWidth]),
+        .lut_data_i (lut_data[l*WordWidth +: WordWidth])
+      );
+    end else begin : g_idle
+      logic unused_data;
+      assign lut_en[l] = 1'b0;
+      assign lut_addr[l*AddrWidth +: AddrWidth] = '0;
+      assign unused_data = ^lut_data[l*WordWidth +: WordWidth];
     end
   end
 
-  always_ff @(posedge clk_i) begin
-    side_q <= side_d;
-  end
-
-  // ---------------------------------------------------------------------------
-  // S1 decode: u = floor(|x| * 2^(24+func)) = {1, man, 4'b0} >> (130 - exp - func).
-  // A zero or subnormal input (exp 0) shifts out completely (flushed to zero),
-  // as does |x| * 2^func < 2^-24. The clamp (|x| * 2^func >= 16, Inf) leaves
-  // u = 0, so frac = 0 and the product below is 0.
-  // ---------------------------------------------------------------------------
-  logic [8:0]  s0_es, s0_rs;
-  logic        s0_sat;
-  logic [27:0] s0_u;
-  logic [27:0] s1_u_q, s1_u_d;
-  logic        s1_sat_q, s1_sat_d;
-
-  always_comb begin
-    s0_nan = (x_i[30:23] == 8'hFF) && (x_i[22:0] != '0);
-    s0_es  = {1'b0, x_i[30:23]} + {8'b0, func_i};
-    s0_sat = (s0_es >= ClampExp);
-    s0_rs  = (ClampExp - 9'd1) - s0_es;  // 0 .. 130 when not clamped
-    s0_u   = '0;
-    if (!s0_sat && s0_rs < 9'd28) s0_u = {1'b1, x_i[22:0], 4'b0} >> s0_rs[4:0];
-
-    s1_u_d   = s1_u_q;
-    s1_sat_d = s1_sat_q;
-    if (stage_en[0]) begin
-      s1_u_d   = s0_u;
-      s1_sat_d = s0_sat;
-    end
-  end
-
-  always_ff @(posedge clk_i) begin
-    s1_u_q   <= s1_u_d;
-    s1_sat_q <= s1_sat_d;
-  end
-
-  // ---------------------------------------------------------------------------
-  // S2 table read: the ROM's read register is this stage's data register.
-  // ---------------------------------------------------------------------------
-  logic [act_pkg::LUT_WIDTH-1:0] s2_word;
-  logic [act_pkg::LUT_D_WIDTH-1:0] s2_d;
-  logic [act_pkg::LUT_Y_WIDTH-1:0] s2_y;
-  logic [15:0] s2_frac_q, s2_frac_d;
-  logic        s2_sat_q, s2_sat_d;
-
-  act_lut_rom u_rom (
+  act_lut_rom u_lut (
     .clk_i,
-    .en_i  (stage_en[1]),
-    .addr_i(s1_u_q[27:16]),
-    .data_o(s2_word)
+    .en_i  (lut_en),
+    .addr_i(lut_addr),
+    .data_o(lut_data)
   );
-
-  assign {s2_d, s2_y} = s2_word;
-
-  always_comb begin
-    s2_frac_d = s2_frac_q;
-    s2_sat_d  = s2_sat_q;
-    if (stage_en[1]) begin
-      s2_frac_d = s1_u_q[15:0];
-      s2_sat_d  = s1_sat_q;
-    end
-  end
-
-  always_ff @(posedge clk_i) begin
-    s2_frac_q <= s2_frac_d;
-    s2_sat_q  <= s2_sat_d;
-  end
-
-  // ---------------------------------------------------------------------------
-  // S3 multiply: p = D * frac < 2^38 (one DSP48E2: D < 2^22, frac < 2^16).
-  // ---------------------------------------------------------------------------
-  logic [37:0] s3_prod_q, s3_prod_d;
-  logic [31:0] s3_y_q, s3_y_d;
-
-  always_comb begin
-    s3_prod_d = s3_prod_q;
-    s3_y_d    = s3_y_q;
-    if (stage_en[2]) begin
-      s3_prod_d = 38'(s2_d) * 38'(s2_frac_q);
-      s3_y_d    = s2_sat_q ? QOne : s2_y;
-    end
-  end
-
-  always_ff @(posedge clk_i) begin
-    s3_prod_q <= s3_prod_d;
-    s3_y_q    <= s3_y_d;
-  end
-
-  // ---------------------------------------------------------------------------
-  // S4 add: y * 2^16 = Y * 2^16 + p (< 2^48: Y + D <= 2^31), so
-  // y = Y + floor(p / 2^16) is bits [47:16].
-  // ---------------------------------------------------------------------------
-  logic [47:0] s4_acc_q, s4_acc_d;
-
-  always_comb begin
-    s4_acc_d = s4_acc_q;
-    if (stage_en[3]) s4_acc_d = {s3_y_q, 16'h0000} + 48'(s3_prod_q);
-  end
-
-  always_ff @(posedge clk_i) begin
-    s4_acc_q <= s4_acc_d;
-  end
-
-  // ---------------------------------------------------------------------------
-  // S5 select: y in [2^30, 2^31] (Q1.31), so every r below is in [0, 2^31].
-  // ---------------------------------------------------------------------------
-  logic [31:0] s5_y, s5_r;
-  logic [4:0]  s5_lz;
-  logic        s4_neg, s4_func;
-  logic [31:0] s5_r_q, s5_r_d;
-  logic [4:0]  s5_lz_q, s5_lz_d;
-  logic        s5_zero_q, s5_zero_d;
-  logic [15:0] unused_acc_lo;
-
-  assign s4_neg  = side_q[3*SideWidth + 1];
-  assign s4_func = side_q[3*SideWidth];
-  assign s5_y = s4_acc_q[47:16];
-  assign unused_acc_lo = s4_acc_q[15:0];  // p mod 2^16: below the Q1.31 LSB
-
-  always_comb begin
-    s5_r = s5_y;                                   // sigmoid(|x|) = y
-    if (s4_func) s5_r = (s5_y - QHalf) << 1;       // tanh(|x|) = 2y - 1
-    else if (s4_neg) s5_r = QOne - s5_y;           // sigmoid(-|x|) = 1 - y
-    s5_lz = '0;  // leading zeros of s5_r (0 when s5_r = 0, flagged below)
-    for (int i = 0; i < 32; i++) begin
-      if (s5_r[i]) s5_lz = 5'(31 - i);
-    end
-
-    s5_r_d    = s5_r_q;
-    s5_lz_d   = s5_lz_q;
-    s5_zero_d = s5_zero_q;
-    if (stage_en[4]) begin
-      s5_r_d    = s5_r;
-      s5_lz_d   = s5_lz;
-      s5_zero_d = (s5_r == '0);
-    end
-  end
-
-  always_ff @(posedge clk_i) begin
-    s5_r_q    <= s5_r_d;
-    s5_lz_q   <= s5_lz_d;
-    s5_zero_q <= s5_zero_d;
-  end
-
-  // ---------------------------------------------------------------------------
-  // S6 round: value r * 2^-31 with its leading one at bit 31 - lz, so the
-  // biased exponent is 127 - lz (>= 96: never subnormal); the rounding carry
-  // out of the significand moves into the exponent.
-  // ---------------------------------------------------------------------------
-  logic [30:0] s6_norm;  // r << lz without its leading one
-  logic        s6_round_up;
-  logic        s5_nan, s5_neg, s5_func;
-  logic [31:0] s6_y;
-  logic [31:0] s6_y_q, s6_y_d;
-
-  assign s5_nan  = side_q[4*SideWidth + 2];
-  assign s5_neg  = side_q[4*SideWidth + 1];
-  assign s5_func = side_q[4*SideWidth];
-
-  always_comb begin
-    s6_norm     = 31'(s5_r_q << s5_lz_q);
-    s6_round_up = s6_norm[7] & ((|s6_norm[6:0]) | s6_norm[8]);
-    s6_y        = {s5_func & s5_neg, ({8'd127 - {3'b0, s5_lz_q}, s6_norm[30:8]} + 31'(s6_round_up))};
-    if (s5_zero_q) s6_y = {s5_func & s5_neg, 31'b0};  // sigmoid: +0, tanh: signed zero
-    if (s5_nan) s6_y = CanonicalNan;
-
-    s6_y_d = s6_y_q;
-    if (stage_en[5]) s6_y_d = s6_y;
-  end
-
-  always_ff @(posedge clk_i) begin
-    s6_y_q <= s6_y_d;
-  end
-
-  assign y_o   = s6_y_q;
-  assign tag_o = side_q[(NumStages-1)*SideWidth + 3 +: TagWidth];
-
-  // The last stage's nan/neg/func bits are not needed after rounding.
-  logic [2:0] unused_side_last;
-  assign unused_side_last = side_q[(NumStages-1)*SideWidth +: 3];
 
 `ifndef SYNTHESIS
   initial begin
-    if (TagWidth < 1) $error("fp_act: TagWidth must be at least 1");
-    if (Latency != act_pkg::ACT_LATENCY) $error("fp_act: Latency != act_pkg::ACT_LATENCY");
+    if (NumLanes < 1 || NumLanes > NumPorts) $error("fp_act: NumLanes must be 1 or 2");
   end
-
-  // A stalled output holds its valid, result and tag.
-  assert property (@(posedge clk_i) (!rst_i && out_valid_o && !out_ready_i) |=>
-                   (out_valid_o && y_o == $past(y_o) && tag_o == $past(tag_o)))
-  else $error("fp_act: output changed while stalled");
-
-  // The producer holds a stalled input (AXI-Stream rules).
-  assert property (@(posedge clk_i) (!rst_i && in_valid_i && !in_ready_o) |=>
-                   (rst_i || (in_valid_i && x_i == $past(x_i) && func_i == $past(func_i) &&
-                              tag_i == $past(tag_i))))
-  else $error("fp_act: input changed while stalled");
 `endif
 
 endmodule

@@ -4,6 +4,9 @@
 //   a = acc + b_hh;  r = sigmoid(a_r + xp_r);  z = sigmoid(a_z + xp_z)
 //   n = tanh(xp_n + r*a_n);  h = n + z*(h_prev - n)
 //   record = {r, z, n, a_n, h_prev, 0, 0, 0} (lane 0 first)
+// The three activations run outside (act_unit's df_act, shared with the LSTM
+// datapath): act_x_o carries lanes r, z (sigmoid) and n (tanh), and act_y_i
+// must return their results exactly act_pkg::ACT_LATENCY cycles later.
 // Fully pipelined dataflow; latency 5*AddLatency + 2*MulLatency + 2*ACT_LATENCY,
 // one unit per cycle.
 `default_nettype none
@@ -26,7 +29,9 @@ module act_fw_gru #(
   output logic [MetaWidth-1:0] meta_o,
   output logic [31:0]          h_o,
   output logic [31:0]          state_o,  // h_t (kept as next step's h_prev)
-  output logic [255:0]         record_o
+  output logic [255:0]         record_o,
+  output logic [95:0]          act_x_o,  // activation operands: r, z, n
+  input  logic [95:0]          act_y_i   // their results, ACT_LATENCY cycles later
 );
 
   localparam int unsigned La = AddLatency;
@@ -51,8 +56,10 @@ module act_fw_gru #(
       .clk_i, .d_i(xp_i[g*32 +: 32]), .q_o(xp_rz_d[g*32 +: 32]));
     df_add #(.Latency(La)) u_pre (
       .clk_i, .rst_i, .a_i(a[g*32 +: 32]), .b_i(xp_rz_d[g*32 +: 32]), .y_o(pre_rz[g*32 +: 32]));
-    df_act #(.Func(1'b0)) u_sig (.clk_i, .rst_i, .x_i(pre_rz[g*32 +: 32]), .y_o(gate_rz[g*32 +: 32]));
   end
+
+  assign act_x_o[63:0] = pre_rz;  // sigmoid r, z
+  assign gate_rz = act_y_i[63:0];
 
   logic [31:0] r, z, a_n_g, rn, xp_n_d, pre_n, n, h_prev_d, n_neg, diff, z_d, zd, n_d, h;
   assign r = gate_rz[0 +: 32];
@@ -61,7 +68,8 @@ module act_fw_gru #(
   df_mul #(.Latency(Lm)) u_rn (.clk_i, .rst_i, .a_i(r), .b_i(a_n_g), .y_o(rn));
   prim_delay #(.Width(32), .Depth(TRn)) u_xpn_d (.clk_i, .d_i(xp_i[64 +: 32]), .q_o(xp_n_d));
   df_add #(.Latency(La)) u_pre_n (.clk_i, .rst_i, .a_i(xp_n_d), .b_i(rn), .y_o(pre_n));
-  df_act #(.Func(1'b1)) u_tanh (.clk_i, .rst_i, .x_i(pre_n), .y_o(n));
+  assign act_x_o[95:64] = pre_n;  // tanh(n)
+  assign n = act_y_i[95:64];
   prim_delay #(.Width(32), .Depth(TN)) u_hprev_d (.clk_i, .d_i(state_i), .q_o(h_prev_d));
   assign n_neg = {~n[31], n[30:0]};
   df_add #(.Latency(La)) u_diff (.clk_i, .rst_i, .a_i(h_prev_d), .b_i(n_neg), .y_o(diff));

@@ -3,6 +3,10 @@
 //   p = (acc + b_hh) + xp;  i, f, o = sigmoid(p);  g = tanh(p)
 //   c = f*c_prev + i*g;  h = o * tanh(c)
 //   record = {i, f, g, o, tanh(c), c_prev, 0, 0} (lane 0 first)
+// The five activations run outside (act_unit's df_act, shared with the GRU
+// datapath): act_x_o carries lanes i, f, g, o (sigmoid, sigmoid, tanh, sigmoid)
+// and c (tanh), and act_y_i must return their results exactly
+// act_pkg::ACT_LATENCY cycles later.
 // Fully pipelined dataflow; latency 3*AddLatency + 2*MulLatency + 2*ACT_LATENCY,
 // one unit per cycle.
 `default_nettype none
@@ -25,7 +29,9 @@ module act_fw_lstm #(
   output logic [MetaWidth-1:0] meta_o,
   output logic [31:0]          h_o,
   output logic [31:0]          state_o,  // c_t
-  output logic [255:0]         record_o
+  output logic [255:0]         record_o,
+  output logic [159:0]         act_x_o,  // activation operands: i, f, g, o, c
+  input  logic [159:0]         act_y_i   // their results, ACT_LATENCY cycles later
 );
 
   localparam int unsigned Lx = act_pkg::ACT_LATENCY;
@@ -41,8 +47,10 @@ module act_fw_lstm #(
       .clk_i, .d_i(xp_i[g*32 +: 32]), .q_o(xp_d[g*32 +: 32]));
     df_add #(.Latency(AddLatency)) u_pre (
       .clk_i, .rst_i, .a_i(a[g*32 +: 32]), .b_i(xp_d[g*32 +: 32]), .y_o(p[g*32 +: 32]));
-    df_act #(.Func(g == 2)) u_act (.clk_i, .rst_i, .x_i(p[g*32 +: 32]), .y_o(gate[g*32 +: 32]));
   end
+
+  assign act_x_o[127:0] = p;  // sigmoid i, f, o; tanh g
+  assign gate = act_y_i[127:0];
 
   logic [31:0] gi, gf, gg, go;
   assign gi = gate[0 +: 32];
@@ -55,7 +63,8 @@ module act_fw_lstm #(
   df_mul #(.Latency(MulLatency)) u_fc (.clk_i, .rst_i, .a_i(gf), .b_i(c_prev_g), .y_o(fc));
   df_mul #(.Latency(MulLatency)) u_ig (.clk_i, .rst_i, .a_i(gi), .b_i(gg), .y_o(ig));
   df_add #(.Latency(AddLatency)) u_c (.clk_i, .rst_i, .a_i(fc), .b_i(ig), .y_o(c));
-  df_act #(.Func(1'b1)) u_tc (.clk_i, .rst_i, .x_i(c), .y_o(tc));
+  assign act_x_o[159:128] = c;  // tanh(c)
+  assign tc = act_y_i[159:128];
   prim_delay #(.Width(32), .Depth(TTanh - TGate)) u_o_d (.clk_i, .d_i(go), .q_o(o_d));
   df_mul #(.Latency(MulLatency)) u_h (.clk_i, .rst_i, .a_i(o_d), .b_i(tc), .y_o(h));
 

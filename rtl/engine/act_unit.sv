@@ -10,6 +10,10 @@
 //     LSTM, dh*z for GRU), runs act_bw_lstm / act_bw_gru and writes delta (delta
 //     stream), the chain rows (delta buffer) and the new carry; in the final
 //     step (dh_ext = -0, no record) it writes dh0 (and dc0) to the state stream.
+// Activations: the FW datapaths share five always-flowing sigmoid/tanh lanes
+// (df_act: lanes i, f, g, o, tanh(c) of LSTM; r, z, n of GRU on lanes 0-2) on
+// three dual-port tables; LSTM and GRU never run in one command, so the
+// command's cell picks whose operands enter lanes 0-2. BW uses none.
 // Every step is announced by a descriptor from the sequencer, which has
 // reserved room in every output FIFO and made sure every input FIFO holds the
 // whole step, so nothing here ever stalls (asserted).
@@ -221,6 +225,8 @@ module act_unit #(
   logic [255:0]         fwl_rec, fwg_rec;
   logic [127:0]         bwl_delta, bwg_delta, bwl_rows, bwg_rows;
   logic [31:0]          bwl_carry, bwg_carry, bwl_dh, bwg_dh;
+  logic [159:0]         fwl_act_x, act_x, act_y;
+  logic [95:0]          fwg_act_x;
 
   act_fw_lstm #(
     .MulLatency(MulLatency), .AddLatency(AddLatency), .MetaWidth(MetaWidth)
@@ -236,7 +242,9 @@ module act_unit #(
     .meta_o     (fwl_meta),
     .h_o        (fwl_h),
     .state_o    (fwl_state),
-    .record_o   (fwl_rec)
+    .record_o   (fwl_rec),
+    .act_x_o    (fwl_act_x),
+    .act_y_i    (act_y)
   );
 
   act_fw_gru #(
@@ -253,7 +261,24 @@ module act_unit #(
     .meta_o     (fwg_meta),
     .h_o        (fwg_h),
     .state_o    (fwg_state),
-    .record_o   (fwg_rec)
+    .record_o   (fwg_rec),
+    .act_x_o    (fwg_act_x),
+    .act_y_i    (act_y[95:0])
+  );
+
+  // The shared activation lanes: sigmoid on 0, 1, 3 and tanh on 2, 4 serve
+  // LSTM's i, f, g, o, c and GRU's r, z, n alike; cfg_gru_i is stable while a
+  // command runs, and the unselected datapath's results are never used.
+  assign act_x = cfg_gru_i ? {fwl_act_x[159:96], fwg_act_x} : fwl_act_x;
+
+  df_act #(
+    .NumLanes(5),
+    .Funcs   (5'b10100)
+  ) u_df_act (
+    .clk_i,
+    .rst_i,
+    .x_i(act_x),
+    .y_o(act_y)
   );
 
   act_bw_lstm #(

@@ -1,5 +1,9 @@
 // Testbench of fp_act (rtl/act/fp_act.sv): every result bit-exact against the
-// C++ model farnn::act::sigmoid / tanh, the tag carried with its item, in order.
+// C++ model farnn::act::sigmoid / tanh, the tag carried with its item, in order,
+// on each of its NumLanes lanes (with 2 lanes, two units share one dual-port
+// table: every phase below runs on both lanes at once, each lane with its own
+// source, sink, idle cycles and backpressure, so a stall of one lane must hold
+// only its own table port).
 //
 // Phases:
 //   1. directed values with no idle cycles and no backpressure: every special
@@ -7,14 +11,16 @@
 //      thresholds, the clamps 16 (sigmoid) and 8 (tanh), 2^-24 / 2^-25, every
 //      table knot k/256 and k/512, each with its neighbours, both signs);
 //      checks the latency is exactly act_pkg::ACT_LATENCY and that in_ready_o
-//      never drops (one result per cycle);
+//      never drops (one result per lane per cycle; lane 1 takes the items in
+//      reverse order, so the two table ports read different knots);
 //   2. random items (--items, default 10^6: uniform bit patterns, values in
 //      [-20, 20], log-uniform magnitudes, values around the boundaries and the
 //      knots), sigmoid and tanh interleaved at random, in segments with random
-//      idle cycles on the input and random backpressure on the output;
+//      idle cycles on the input and random backpressure on the output, drawn
+//      per lane;
 //   3. a reset in the middle of segment 4 while items are in flight and
 //      stalled: the pipeline must come out empty and carry on.
-// A HandshakeMonitor checks the output stream's AXI-Stream rules throughout.
+// A HandshakeMonitor checks each output stream's AXI-Stream rules throughout.
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -36,13 +42,19 @@
 #ifndef FARNN_PARAM_TagWidth
 #define FARNN_PARAM_TagWidth 1
 #endif
+#ifndef FARNN_PARAM_NumLanes
+#define FARNN_PARAM_NumLanes 1
+#endif
 
 namespace farnn::tb {
 namespace {
 
 constexpr unsigned kTagWidth = FARNN_PARAM_TagWidth;
 constexpr uint32_t kTagMask = kTagWidth >= 32 ? 0xFFFFFFFFu : ((1u << kTagWidth) - 1);
-constexpr uint64_t kLatency = 6;  // act_pkg::ACT_LATENCY (fp_act checks Latency against it)
+constexpr unsigned kLanes = FARNN_PARAM_NumLanes;
+constexpr uint64_t kLatency = 6;  // act_pkg::ACT_LATENCY (fp_act_pipe checks Latency against it)
+static_assert(kLanes >= 1 && kLanes <= 2, "fp_act has 1 or 2 lanes");
+static_assert(kLanes * kTagWidth <= 64 && kTagWidth <= 32, "tag vector must fit 64 bits");
 
 struct In {
   uint32_t x = 0;
@@ -113,6 +125,27 @@ uint32_t near(uint32_t v, int n) {
   return static_cast<uint32_t>(std::clamp<int64_t>(mag, 0, 0x7F800000)) | (v & 0x80000000u);
 }
 
+// Field [lo, lo + width) of a Verilated port (CData .. QData).
+template <class P>
+void put_bits(P& port, unsigned lo, unsigned width, uint64_t v) {
+  const uint64_t mask = (width >= 64 ? ~uint64_t{0} : ((uint64_t{1} << width) - 1)) << lo;
+  port = static_cast<P>((uint64_t{port} & ~mask) | ((v << lo) & mask));
+}
+template <class P>
+uint64_t get_bits(const P& port, unsigned lo, unsigned width) {
+  return (uint64_t{port} >> lo) & (width >= 64 ? ~uint64_t{0} : ((uint64_t{1} << width) - 1));
+}
+
+// One lane's environment: source, sink, checkers and the items in flight.
+struct Lane {
+  std::unique_ptr<StreamSource<In>> src;
+  std::unique_ptr<StreamSink<Out>> sink;
+  std::unique_ptr<Scoreboard<Out>> sb;
+  std::unique_ptr<HandshakeMonitor<Out>> mon;
+  std::deque<uint64_t> accepted_at;
+  Hook monitor, acceptor;
+};
+
 void body(const Options& opt) {
   opt.allow({"items"});
   Rng rng(opt.seed());
@@ -141,81 +174,110 @@ void body(const Options& opt) {
   // ---------------------------------------------------------------- environment
   bool gate = false;  // true while the testbench holds reset: no handshakes
   bool exact_latency = false;
-  StreamSource<In> src(
-      rng, 0.0,
-      [&](bool valid, const In& in) {
-        dut.in_valid_i = valid && !gate;
-        dut.x_i = in.x;
-        dut.func_i = in.func;
-        dut.tag_i = in.tag;
-      },
-      [&] { return !gate && dut.in_ready_o; });
-
-  std::unique_ptr<Scoreboard<Out>> sb;
-  std::unique_ptr<HandshakeMonitor<Out>> mon;
-  std::deque<uint64_t> accepted_at;
   uint64_t lost_in_reset = 0;
-  auto fresh_checkers = [&] {
-    sb = std::make_unique<Scoreboard<Out>>("fp_act", fail, format);
-    mon = std::make_unique<HandshakeMonitor<Out>>(
-        "fp_act out", [&] { return bool(dut.out_valid_o); }, [&] { return bool(dut.out_ready_i); },
-        [&] {
-          return Out{dut.y_o, static_cast<uint32_t>(dut.tag_o)};
+  auto lane_out = [&dut](unsigned l) {
+    return Out{static_cast<uint32_t>(get_bits(dut.y_o, 32 * l, 32)),
+               static_cast<uint32_t>(get_bits(dut.tag_o, kTagWidth * l, kTagWidth))};
+  };
+  std::vector<Lane> lanes(kLanes);
+  for (unsigned l = 0; l < kLanes; ++l) {
+    Lane& ln = lanes[l];
+    ln.src = std::make_unique<StreamSource<In>>(
+        rng, 0.0,
+        [&dut, &gate, l](bool valid, const In& in) {
+          put_bits(dut.in_valid_i, l, 1, valid && !gate);
+          put_bits(dut.x_i, 32 * l, 32, in.x);
+          put_bits(dut.func_i, l, 1, in.func);
+          put_bits(dut.tag_i, kTagWidth * l, kTagWidth, in.tag);
         },
-        fail);
-    accepted_at.clear();
+        [&dut, &gate, l] { return !gate && get_bits(dut.in_ready_o, l, 1); });
+    ln.sink = std::make_unique<StreamSink<Out>>(
+        rng, 0.0, [&dut, l](bool ready) { put_bits(dut.out_ready_i, l, 1, ready); },
+        [&dut, &gate, l] { return !gate && get_bits(dut.out_valid_o, l, 1); },
+        [&lane_out, l] { return lane_out(l); },
+        [&, l](const Out& o) {
+          Lane& me = lanes[l];
+          if (me.accepted_at.empty()) fail("output " + format(o) + " with no input accepted");
+          const uint64_t lat = tb.cycle() - me.accepted_at.front();
+          me.accepted_at.pop_front();
+          if (lat < kLatency || (exact_latency && lat != kLatency)) {
+            fail("lane " + std::to_string(l) + ": latency " + std::to_string(lat) + ", expected " +
+                 std::to_string(kLatency) + (exact_latency ? "" : " or more"));
+          }
+          me.sb->observe(o);
+        });
+    ln.monitor.on_sample = [&, l] {
+      if (!gate) lanes[l].mon->sample();
+    };
+    // Expectations are made from what the DUT actually accepts.
+    ln.acceptor.on_sample = [&, l] {
+      Lane& me = lanes[l];
+      if (gate || !get_bits(dut.in_valid_i, l, 1)) return;
+      if (!get_bits(dut.in_ready_o, l, 1)) {
+        if (exact_latency) fail("in_ready_o low with no backpressure (throughput < 1/cycle)");
+        return;
+      }
+      const In in{static_cast<uint32_t>(get_bits(dut.x_i, 32 * l, 32)),
+                  bool(get_bits(dut.func_i, l, 1)),
+                  static_cast<uint32_t>(get_bits(dut.tag_i, kTagWidth * l, kTagWidth))};
+      me.sb->expect(Out{model(in), in.tag});
+      me.accepted_at.push_back(tb.cycle());
+    };
+  }
+  auto fresh_checkers = [&] {
+    for (unsigned l = 0; l < kLanes; ++l) {
+      const std::string name = kLanes > 1 ? "fp_act lane " + std::to_string(l) : "fp_act";
+      lanes[l].sb = std::make_unique<Scoreboard<Out>>(name, fail, format);
+      lanes[l].mon = std::make_unique<HandshakeMonitor<Out>>(
+          name + " out", [&dut, l] { return bool(get_bits(dut.out_valid_o, l, 1)); },
+          [&dut, l] { return bool(get_bits(dut.out_ready_i, l, 1)); },
+          [&lane_out, l] { return lane_out(l); }, fail);
+      lanes[l].accepted_at.clear();
+    }
   };
   fresh_checkers();
-
-  StreamSink<Out> sink(
-      rng, 0.0, [&](bool ready) { dut.out_ready_i = ready; },
-      [&] { return !gate && dut.out_valid_o; },
-      [&] {
-        return Out{dut.y_o, static_cast<uint32_t>(dut.tag_o)};
-      },
-      [&](const Out& o) {
-        if (accepted_at.empty()) fail("output " + format(o) + " with no input accepted");
-        const uint64_t lat = tb.cycle() - accepted_at.front();
-        accepted_at.pop_front();
-        if (lat < kLatency || (exact_latency && lat != kLatency)) {
-          fail("latency " + std::to_string(lat) + ", expected " + std::to_string(kLatency) +
-               (exact_latency ? "" : " or more"));
-        }
-        sb->observe(o);
-      });
-
-  Hook monitor;
-  monitor.on_sample = [&] {
-    if (!gate) mon->sample();
+  for (auto& ln : lanes) {
+    tb.add(*ln.src);
+    tb.add(*ln.sink);
+    tb.add(ln.monitor);
+    tb.add(ln.acceptor);
+  }
+  auto outstanding = [&] {
+    size_t n = 0;
+    for (auto& ln : lanes) n += ln.sb->outstanding();
+    return n;
   };
-  Hook acceptor;  // expectations are made from what the DUT actually accepts
-  acceptor.on_sample = [&] {
-    if (gate || !dut.in_valid_i) return;
-    if (!dut.in_ready_o) {
-      if (exact_latency) fail("in_ready_o low with no backpressure (throughput < 1/cycle)");
-      return;
+  auto all_sent = [&] {
+    for (auto& ln : lanes) {
+      if (!ln.src->done()) return false;
     }
-    const In in{dut.x_i, bool(dut.func_i), static_cast<uint32_t>(dut.tag_i)};
-    sb->expect(Out{model(in), in.tag});
-    accepted_at.push_back(tb.cycle());
+    return true;
   };
-  tb.add(src);
-  tb.add(sink);
-  tb.add(monitor);
-  tb.add(acceptor);
 
-  auto run_items = [&](const std::vector<In>& items, double idle, double stall) {
-    src.set_idle_prob(idle);
-    sink.set_stall_prob(stall);
-    for (const auto& in : items) src.push(in);
-    tb.run_until([&] { return src.done(); }, items.size() * 200 + 1000, "inputs to be accepted");
+  // Every lane gets `items` (lane 1 in reverse order) with its own idle and
+  // stall probabilities.
+  auto run_items = [&](const std::vector<In>& items, const std::vector<double>& idle,
+                       const std::vector<double>& stall) {
+    for (unsigned l = 0; l < kLanes; ++l) {
+      lanes[l].src->set_idle_prob(idle[l]);
+      lanes[l].sink->set_stall_prob(stall[l]);
+      if (l == 0) {
+        for (const auto& in : items) lanes[l].src->push(in);
+      } else {
+        for (auto it = items.rbegin(); it != items.rend(); ++it) lanes[l].src->push(*it);
+      }
+    }
+    tb.run_until(all_sent, items.size() * 200 + 1000, "inputs to be accepted");
   };
   auto drain = [&] {
-    src.set_idle_prob(0.0);
-    sink.set_stall_prob(0.0);
-    tb.run_until([&] { return sb->outstanding() == 0 && src.done(); }, 100000, "outputs to drain");
+    for (auto& ln : lanes) {
+      ln.src->set_idle_prob(0.0);
+      ln.sink->set_stall_prob(0.0);
+    }
+    tb.run_until([&] { return outstanding() == 0 && all_sent(); }, 100000, "outputs to drain");
   };
   auto item = [&](uint32_t x, bool func) { return In{x, func, rng.u32() & kTagMask}; };
+  const std::vector<double> no_delay(kLanes, 0.0);
 
   tb.reset();
   if (dut.out_valid_o) fail("out_valid_o high after reset");
@@ -248,11 +310,11 @@ void body(const Options& opt) {
     }
   }
   exact_latency = true;
-  run_items(directed, 0.0, 0.0);
+  run_items(directed, no_delay, no_delay);
   drain();
   exact_latency = false;
-  std::cout << "tb_fp_act: directed phase: " << directed.size() << " items, latency " << kLatency
-            << ", one per cycle" << std::endl;
+  std::cout << "tb_fp_act: directed phase: " << directed.size() << " items per lane, latency "
+            << kLatency << ", one per lane per cycle" << std::endl;
 
   // ------------------------------------------------------- 2./3. random mix
   auto random_x = [&]() -> uint32_t {
@@ -279,14 +341,20 @@ void body(const Options& opt) {
     std::vector<In> items;
     items.reserve(n);
     for (long long i = 0; i < n; ++i) items.push_back(item(random_x(), rng.chance(0.5)));
-    const double idle = idles[rng.range(0, 3)], stall = stalls[rng.range(0, 3)];
+    std::vector<double> idle(kLanes), stall(kLanes);
+    for (unsigned l = 0; l < kLanes; ++l) {
+      idle[l] = idles[rng.range(0, 3)];
+      stall[l] = stalls[rng.range(0, 3)];
+    }
     if (seg == 4) {
-      // Fill the pipeline against heavy backpressure, then reset it mid-run.
-      src.set_idle_prob(0.0);
-      sink.set_stall_prob(0.9);
-      for (long long i = 0; i < n / 2; ++i) src.push(items[i]);
+      // Fill the pipelines against heavy backpressure, then reset mid-run.
+      for (unsigned l = 0; l < kLanes; ++l) {
+        lanes[l].src->set_idle_prob(0.0);
+        lanes[l].sink->set_stall_prob(0.9);
+        for (long long i = 0; i < n / 2; ++i) lanes[l].src->push(items[l == 0 ? i : n - 1 - i]);
+      }
       for (int c = 0; c < 40; ++c) tb.tick();
-      lost_in_reset = sb->outstanding();
+      lost_in_reset = outstanding();
       if (lost_in_reset == 0) fail("mid-run reset: expected items in flight");
       gate = true;
       tb.reset(3);
@@ -300,9 +368,14 @@ void body(const Options& opt) {
     run_items(items, idle, stall);
   }
   drain();
-  sb->finish();
-  std::cout << "tb_fp_act: " << sink.count() << " results checked bit-exact, " << mon->transfers()
-            << " output transfers since the mid-run reset, " << tb.cycle() << " cycles"
+  uint64_t results = 0, transfers = 0;
+  for (auto& ln : lanes) {
+    ln.sb->finish();
+    results += ln.sink->count();
+    transfers += ln.mon->transfers();
+  }
+  std::cout << "tb_fp_act: " << kLanes << " lane(s), " << results << " results checked bit-exact, "
+            << transfers << " output transfers since the mid-run reset, " << tb.cycle() << " cycles"
             << std::endl;
 }
 

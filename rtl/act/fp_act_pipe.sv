@@ -1,0 +1,309 @@
+// Sigmoid or tanh of a binary32 value (func_i: 0 sigmoid, 1 tanh), bit-exact
+// to the C++ model farnn::act::sigmoid / tanh (sw/lib/activation.cpp), without
+// its table: the pipeline reads the table through a port of an act_lut_rom
+// outside (lut_en_o / lut_addr_o, the word comes back as lut_data_i one cycle
+// later), so that several pipelines can share one table (fp_act, df_act).
+//
+// Method: one table of sigma on [0, 16) (knots Y[k] at step 2^-8 in Q1.31,
+// D[k] = Y[k+1] - Y[k]) with linear interpolation in fixed point;
+// tanh(x) = 2 sigma(2x) - 1 from the same table.
+//   u = floor(|x| * 2^(24+func))   28 bits; 0 for zero/subnormal (flushed)
+//   y = Y[u>>16] + floor(D[u>>16] * u[15:0] / 2^16), y = 1.0 if |x|*2^func >= 16
+//     (computed from the table port's even-knot pair, see S2)
+//   r = y (sigmoid, x >= 0), 1 - y (sigmoid, x < 0), 2y - 1 (tanh, sign of x)
+//   result = r rounded to binary32 (nearest-even); NaN -> 0x7FC00000.
+//
+// Pipeline, one register per stage:
+//   S1 decode: NaN / clamp flags, u by a right shift of the significand
+//   S2 table:  {DELTA, YE} = table[u[27:16]] (the table port's read register,
+//              enabled by lut_en_o), g = u[15:0] or 2^16 - u[15:0] (odd knot)
+//   S3 mul:    p = DELTA * g, 23 x 18 bits signed (DSP48E2 multiplier, M
+//              register); YE forced to 1.0 on the clamp (g is 0 there, so p = 0)
+//   S4 add:    {YE, 16'b0} + p, y = its bits [47:16] (DSP post-adder, P register)
+//   S5 select: r = y, 1 - y or 2y - 1; leading-zero count of r
+//   S6 round:  normalize, round to nearest even, sign, NaN; the output register
+// Handshake: valid/ready in the fpnew manner (valid bits reset, data not;
+// a stage loads when the output is ready or a bubble is at or after it), so
+// bubbles are squeezed out under backpressure; lut_en_o is S2's load enable,
+// so the table port's read register holds with its stage. tag_i travels with
+// the item to tag_o.
+// Latency: Latency = act_pkg::ACT_LATENCY = 6 cycles. Throughput: one result per cycle.
+`default_nettype none
+
+module fp_act_pipe #(
+  parameter int unsigned TagWidth = 1
+) (
+  input  logic                clk_i,
+  input  logic                rst_i,
+  input  logic                in_valid_i,
+  output logic                in_ready_o,
+  input  logic [31:0]         x_i,
+  input  logic                func_i,     // 0 = sigmoid, 1 = tanh
+  input  logic [TagWidth-1:0] tag_i,
+  output logic                out_valid_o,
+  input  logic                out_ready_i,
+  output logic [31:0]         y_o,
+  output logic [TagWidth-1:0] tag_o,
+  // Table port (act_lut_rom): knot lut_addr_o read when lut_en_o, its word
+  // {DELTA, YE} on lut_data_i from the next cycle on, held while lut_en_o is low.
+  output logic                                lut_en_o,
+  output logic [act_pkg::LUT_ADDR_WIDTH-1:0] lut_addr_o,
+  input  logic [act_pkg::LUT_WIDTH-1:0]      lut_data_i
+);
+
+  localparam int unsigned NumStages = 6;  // S1 .. S6 below
+  localparam int unsigned Latency = NumStages;
+  localparam int unsigned SideWidth = TagWidth + 3;  // {tag, nan, neg, func}
+  localparam logic [31:0] QOne = 32'h8000_0000;  // 1.0 in Q1.31
+  localparam logic [31:0] QHalf = 32'h4000_0000;
+  localparam logic [31:0] CanonicalNan = 32'h7FC0_0000;
+  localparam logic [8:0] ClampExp = 9'd131;  // biased exponent of 16.0
+
+  // ---------------------------------------------------------------------------
+  // Handshake: valid bit per stage; stage s loads when the item before it is
+  // valid and stage s may take it: the output is ready, or some stage from s
+  // to the last is empty (the fpnew chain ready[s] = ready[s+1] | ~valid[s]
+  // written out).
+  // ---------------------------------------------------------------------------
+  logic [NumStages-1:0] valid_q, valid_d, stage_ready, stage_in_valid, stage_en;
+
+  assign stage_in_valid = {valid_q[NumStages-2:0], in_valid_i};
+  for (genvar s = 0; s < NumStages; s++) begin : g_ready
+    assign stage_ready[s] = out_ready_i | ~(&valid_q[NumStages-1:s]);
+  end
+  assign stage_en = stage_in_valid & stage_ready;
+  assign valid_d = (stage_ready & stage_in_valid) | (~stage_ready & valid_q);
+
+  always_ff @(posedge clk_i) begin
+    if (rst_i) valid_q <= '0;
+    else valid_q <= valid_d;
+  end
+
+  assign in_ready_o = stage_ready[0];
+  assign out_valid_o = valid_q[NumStages-1];
+
+  // Side band through every stage: {tag, nan, neg, func}.
+  logic [SideWidth-1:0] side_in;
+  logic [NumStages*SideWidth-1:0] side_q, side_d, side_prev;
+  logic s0_nan;
+
+  assign side_in = {tag_i, s0_nan, x_i[31], func_i};
+  assign side_prev = {side_q[(NumStages-1)*SideWidth-1:0], side_in};
+
+  always_comb begin
+    side_d = side_q;
+    for (int s = 0; s < NumStages; s++) begin
+      if (stage_en[s]) side_d[s*SideWidth +: SideWidth] = side_prev[s*SideWidth +: SideWidth];
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    side_q <= side_d;
+  end
+
+  // ---------------------------------------------------------------------------
+  // S1 decode: u = floor(|x| * 2^(24+func)) = {1, man, 4'b0} >> (130 - exp - func).
+  // A zero or subnormal input (exp 0) shifts out completely (flushed to zero),
+  // as does |x| * 2^func < 2^-24. The clamp (|x| * 2^func >= 16, Inf) leaves
+  // u = 0, so g = 0 and the product below is 0.
+  // ---------------------------------------------------------------------------
+  logic [8:0]  s0_es, s0_rs;
+  logic        s0_sat;
+  logic [27:0] s0_u;
+  logic [27:0] s1_u_q, s1_u_d;
+  logic        s1_sat_q, s1_sat_d;
+
+  always_comb begin
+    s0_nan = (x_i[30:23] == 8'hFF) && (x_i[22:0] != '0);
+    s0_es  = {1'b0, x_i[30:23]} + {8'b0, func_i};
+    s0_sat = (s0_es >= ClampExp);
+    s0_rs  = (ClampExp - 9'd1) - s0_es;  // 0 .. 130 when not clamped
+    s0_u   = '0;
+    if (!s0_sat && s0_rs < 9'd28) s0_u = {1'b1, x_i[22:0], 4'b0} >> s0_rs[4:0];
+
+    s1_u_d   = s1_u_q;
+    s1_sat_d = s1_sat_q;
+    if (stage_en[0]) begin
+      s1_u_d   = s0_u;
+      s1_sat_d = s0_sat;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    s1_u_q   <= s1_u_d;
+    s1_sat_q <= s1_sat_d;
+  end
+
+  // ---------------------------------------------------------------------------
+  // S2 table read: the table port's read register is this stage's data
+  // register. The port returns the knots around k = u >> 16 that start at an
+  // even index, YE = Y[k + k%2] and DELTA = Y[k | 1] - YE; with the weight
+  // g = frac (k even) or 2^16 - frac (k odd),
+  //   Y[k] + floor(D[k] * frac / 2^16) = YE + floor(DELTA * g / 2^16)
+  // exactly (k even: YE = Y[k], DELTA = D[k]; k odd: YE = Y[k] + D[k],
+  // DELTA = -D[k], and YE - D[k] + floor(D[k] * frac / 2^16) =
+  // YE + floor(-D[k] * (2^16 - frac) / 2^16)).
+  // ---------------------------------------------------------------------------
+  logic signed [act_pkg::LUT_DELTA_WIDTH-1:0] s2_delta;
+  logic [act_pkg::LUT_Y_WIDTH-1:0] s2_ye;
+  logic [16:0] s2_g_q, s2_g_d;  // 0 .. 2^16
+  logic        s2_sat_q, s2_sat_d;
+
+  assign lut_en_o   = stage_en[1];
+  assign lut_addr_o = s1_u_q[27:16];
+  assign {s2_delta, s2_ye} = lut_data_i;
+
+  always_comb begin
+    s2_g_d   = s2_g_q;
+    s2_sat_d = s2_sat_q;
+    if (stage_en[1]) begin
+      s2_g_d   = s1_u_q[16] ? 17'h1_0000 - {1'b0, s1_u_q[15:0]} : {1'b0, s1_u_q[15:0]};
+      s2_sat_d = s1_sat_q;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    s2_g_q   <= s2_g_d;
+    s2_sat_q <= s2_sat_d;
+  end
+
+  // ---------------------------------------------------------------------------
+  // S3 multiply: p = DELTA * g, |p| < 2^38 (one DSP48E2, 23 x 18 bits signed:
+  // |DELTA| = D < 2^22, g <= 2^16); YE forced to 1.0 on the clamp (u = 0
+  // there, so g = 0 and p = 0).
+  // ---------------------------------------------------------------------------
+  logic signed [17:0] s2_g_s;
+  logic signed [39:0] s3_prod_q, s3_prod_d;
+  logic [31:0] s3_y_q, s3_y_d;
+
+  assign s2_g_s = {1'b0, s2_g_q};
+
+  always_comb begin
+    s3_prod_d = s3_prod_q;
+    s3_y_d    = s3_y_q;
+    if (stage_en[2]) begin
+      s3_prod_d = s2_delta * s2_g_s;
+      s3_y_d    = s2_sat_q ? QOne : s2_ye;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    s3_prod_q <= s3_prod_d;
+    s3_y_q    <= s3_y_d;
+  end
+
+  // ---------------------------------------------------------------------------
+  // S4 add: y * 2^16 = YE * 2^16 + p, in [2^46, 2^47] (y in [2^30, 2^31]), so
+  // with p sign-extended the 48-bit sum is exact and y = YE + floor(p / 2^16)
+  // is bits [47:16].
+  // ---------------------------------------------------------------------------
+  logic [47:0] s4_acc_q, s4_acc_d;
+
+  always_comb begin
+    s4_acc_d = s4_acc_q;
+    if (stage_en[3]) s4_acc_d = {s3_y_q, 16'h0000} + {{8{s3_prod_q[39]}}, s3_prod_q};
+  end
+
+  always_ff @(posedge clk_i) begin
+    s4_acc_q <= s4_acc_d;
+  end
+
+  // ---------------------------------------------------------------------------
+  // S5 select: y in [2^30, 2^31] (Q1.31), so every r below is in [0, 2^31].
+  // ---------------------------------------------------------------------------
+  logic [31:0] s5_y, s5_r;
+  logic [4:0]  s5_lz;
+  logic        s4_neg, s4_func;
+  logic [31:0] s5_r_q, s5_r_d;
+  logic [4:0]  s5_lz_q, s5_lz_d;
+  logic        s5_zero_q, s5_zero_d;
+  logic [15:0] unused_acc_lo;
+
+  assign s4_neg  = side_q[3*SideWidth + 1];
+  assign s4_func = side_q[3*SideWidth];
+  assign s5_y = s4_acc_q[47:16];
+  assign unused_acc_lo = s4_acc_q[15:0];  // p mod 2^16: below the Q1.31 LSB
+
+  always_comb begin
+    s5_r = s5_y;                                   // sigmoid(|x|) = y
+    if (s4_func) s5_r = (s5_y - QHalf) << 1;       // tanh(|x|) = 2y - 1
+    else if (s4_neg) s5_r = QOne - s5_y;           // sigmoid(-|x|) = 1 - y
+    s5_lz = '0;  // leading zeros of s5_r (0 when s5_r = 0, flagged below)
+    for (int i = 0; i < 32; i++) begin
+      if (s5_r[i]) s5_lz = 5'(31 - i);
+    end
+
+    s5_r_d    = s5_r_q;
+    s5_lz_d   = s5_lz_q;
+    s5_zero_d = s5_zero_q;
+    if (stage_en[4]) begin
+      s5_r_d    = s5_r;
+      s5_lz_d   = s5_lz;
+      s5_zero_d = (s5_r == '0);
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    s5_r_q    <= s5_r_d;
+    s5_lz_q   <= s5_lz_d;
+    s5_zero_q <= s5_zero_d;
+  end
+
+  // ---------------------------------------------------------------------------
+  // S6 round: value r * 2^-31 with its leading one at bit 31 - lz, so the
+  // biased exponent is 127 - lz (>= 96: never subnormal); the rounding carry
+  // out of the significand moves into the exponent.
+  // ---------------------------------------------------------------------------
+  logic [30:0] s6_norm;  // r << lz without its leading one
+  logic        s6_round_up;
+  logic        s5_nan, s5_neg, s5_func;
+  logic [31:0] s6_y;
+  logic [31:0] s6_y_q, s6_y_d;
+
+  assign s5_nan  = side_q[4*SideWidth + 2];
+  assign s5_neg  = side_q[4*SideWidth + 1];
+  assign s5_func = side_q[4*SideWidth];
+
+  always_comb begin
+    s6_norm     = 31'(s5_r_q << s5_lz_q);
+    s6_round_up = s6_norm[7] & ((|s6_norm[6:0]) | s6_norm[8]);
+    s6_y        = {s5_func & s5_neg, ({8'd127 - {3'b0, s5_lz_q}, s6_norm[30:8]} + 31'(s6_round_up))};
+    if (s5_zero_q) s6_y = {s5_func & s5_neg, 31'b0};  // sigmoid: +0, tanh: signed zero
+    if (s5_nan) s6_y = CanonicalNan;
+
+    s6_y_d = s6_y_q;
+    if (stage_en[5]) s6_y_d = s6_y;
+  end
+
+  always_ff @(posedge clk_i) begin
+    s6_y_q <= s6_y_d;
+  end
+
+  assign y_o   = s6_y_q;
+  assign tag_o = side_q[(NumStages-1)*SideWidth + 3 +: TagWidth];
+
+  // The last stage's nan/neg/func bits are not needed after rounding.
+  logic [2:0] unused_side_last;
+  assign unused_side_last = side_q[(NumStages-1)*SideWidth +: 3];
+
+`ifndef SYNTHESIS
+  initial begin
+    if (TagWidth < 1) $error("fp_act_pipe: TagWidth must be at least 1");
+    if (Latency != act_pkg::ACT_LATENCY) $error("fp_act_pipe: Latency != act_pkg::ACT_LATENCY");
+  end
+
+  // A stalled output holds its valid, result and tag.
+  assert property (@(posedge clk_i) (!rst_i && out_valid_o && !out_ready_i) |=>
+                   (out_valid_o && y_o == $past(y_o) && tag_o == $past(tag_o)))
+  else $error("fp_act_pipe: output changed while stalled");
+
+  // The producer holds a stalled input (AXI-Stream rules).
+  assert property (@(posedge clk_i) (!rst_i && in_valid_i && !in_ready_o) |=>
+                   (rst_i || (in_valid_i && x_i == $past(x_i) && func_i == $past(func_i) &&
+                              tag_i == $past(tag_i))))
+  else $error("fp_act_pipe: input changed while stalled");
+`endif
+
+endmodule
+
+`default_nettype wire
