@@ -18,10 +18,8 @@ foreach(_line IN LISTS _farnn_rtl_lines)
   list(APPEND FARNN_RTL_FILES ${CMAKE_SOURCE_DIR}/${_line})
 endforeach()
 
-set(FARNN_ACT_LUT_MEM ${CMAKE_SOURCE_DIR}/rtl/act/act_sigmoid_lut.mem)
 set(FARNN_VERILATOR_ARGS
     --assert -Wno-fatal -O3 --x-assign fast --x-initial fast
-    "+define+FARNN_ACT_LUT_MEM=\"${FARNN_ACT_LUT_MEM}\""
     ${CMAKE_SOURCE_DIR}/rtl/lint.vlt)
 
 # One copy of the Verilator runtime (verilated.cpp, FST tracing, threads) for

@@ -236,7 +236,7 @@ def run(block_name, netlist_dir, cycles=None, seed=1, workdir=None, keep=False, 
     # engine's long run wants -O1.
     opt = "OPT_FAST=-O0 OPT_SLOW=-O0 OPT_GLOBAL=-O0" if fast_build else \
         "OPT_FAST=-O1 OPT_SLOW=-O0 OPT_GLOBAL=-O1"
-    defs = ["+define+SYNTHESIS", '+define+FARNN_ACT_LUT_MEM="%s"' % flow.ACT_LUT_MEM]
+    defs = ["+define+SYNTHESIS"]
     cmd = (["verilator", "--binary", "--timing", "-Wno-fatal", "-Wno-lint", "-Wno-style",
             "-Wno-MULTIDRIVEN", "--x-assign", "0", "--x-initial", "0", "--converge-limit", "10000",
             "-O3", "--top-module", "eq_tb", "-j", "2", "--Mdir", "obj",

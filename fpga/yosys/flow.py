@@ -15,7 +15,6 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 FILES_F = os.path.join(ROOT, "rtl", "files.f")
-ACT_LUT_MEM = os.path.join(ROOT, "rtl", "act", "act_sigmoid_lut.mem")
 
 
 def rtl_files(files_f=FILES_F):
@@ -32,7 +31,7 @@ def rtl_files(files_f=FILES_F):
 
 
 def defines():
-    return {"SYNTHESIS": None, "FARNN_ACT_LUT_MEM": '"%s"' % ACT_LUT_MEM}
+    return {"SYNTHESIS": None}
 
 
 # ----------------------------------------------------------------- Yosys run
