@@ -219,20 +219,27 @@ TEST_F(ModelDeviceArgs, ChecksBanksAndGateStores) {
   EXPECT_NO_THROW(dev->backward(bw())->wait());
 }
 
-// Work long enough (hundreds of ms) that commands submitted right after it
-// are certainly still queued behind it.
+// Queues four FORWARDs on `bank` behind a gate: the first waits for step
+// doorbell kHold, so all four stay queued however fast the model computes
+// until release() rings it.
+constexpr int kHold = 3;
 std::vector<JobPtr> occupy(Device& dev, int bank, BufferPtr& keep_w, std::vector<BufferPtr>& keep) {
-  const LayerShape s{CellKind::kLstm, 128, 1, 200, {}};
+  const LayerShape s{CellKind::kLstm, 128, 1, 20, {}};
   keep_w = dev.alloc(4 * 128 * 129, Access::kRead, "busy_w");
   dev.load(bank, s, {keep_w}, {keep_w, 4 * 128 * 128});
+  dev.ring_step_doorbell(kHold, 0);
   std::vector<JobPtr> jobs;
   for (int i = 0; i < 4; ++i) {
-    keep.push_back(dev.alloc(200 * 128 * 4, Access::kRead, "busy_xp"));
-    keep.push_back(dev.alloc(200 * 128, Access::kWrite, "busy_h"));
-    jobs.push_back(dev.forward({s, bank, {keep[keep.size() - 2]}, {}, {keep.back()}, {}, dev.alloc_gate_store(s)}));
+    keep.push_back(dev.alloc(20 * 128 * 4, Access::kRead, "busy_xp"));
+    keep.push_back(dev.alloc(20 * 128, Access::kWrite, "busy_h"));
+    StepSync gate;
+    if (i == 0) gate.doorbell = kHold;
+    jobs.push_back(dev.forward({s, bank, {keep[keep.size() - 2]}, {}, {keep.back()}, {}, dev.alloc_gate_store(s), 0,
+                                gate}));
   }
   return jobs;
 }
+void release(Device& dev) { dev.ring_step_doorbell(kHold, 20); }
 
 TEST(ModelDeviceQueue, RefusesLoadIntoABankInUse) {
   auto dev = Device::open("model://?pes=4&hidden=128&threads=1");
@@ -241,9 +248,11 @@ TEST(ModelDeviceQueue, RefusesLoadIntoABankInUse) {
   auto jobs = occupy(*dev, 0, w, keep);
   expect_error<BankBusyError>([&] { dev->load(0, {CellKind::kLstm, 128, 1, 1, {}}, {w}, {w, 4 * 128 * 128}); },
                               "bank 0 is still in use by 4 queued or running command(s)");
-  EXPECT_NO_THROW(dev->load(1, {CellKind::kLstm, 128, 1, 1, {}}, {w}, {w, 4 * 128 * 128}));  // the other bank
+  JobPtr other = dev->load(1, {CellKind::kLstm, 128, 1, 1, {}}, {w}, {w, 4 * 128 * 128});  // the other bank
   expect_error<TimeoutError>([&] { jobs.back()->wait(std::chrono::milliseconds(0)); }, "not finished after 0 ms");
+  release(*dev);
   dev->drain();
+  EXPECT_NO_THROW(other->wait());
   EXPECT_NO_THROW(dev->load(0, {CellKind::kLstm, 128, 1, 1, {}}, {w}, {w, 4 * 128 * 128})->wait());
 }
 
@@ -267,6 +276,7 @@ TEST(ModelDeviceQueue, FaultStopsTheQueueUntilReset) {
   JobPtr f = dev->forward({s, 1, {xp}, {}, {h}, {}, dev->alloc_gate_store(s)});
   JobPtr f2 = dev->forward({s, 1, {buffer_of(*dev, d.xp, Access::kRead, "xp2")}, {}, {h}, {}, dev->alloc_gate_store(s)});
   dev->unregister(xp);
+  release(*dev);
   EXPECT_NO_THROW(l->wait());
   expect_error<CommandError>([&] { f->wait(); }, "DMA fault: buffer 'doomed_xp' was unregistered");
   expect_error<NotRunError>([&] { f2->wait(); }, "not run, an earlier command failed");
