@@ -290,6 +290,7 @@ struct Core : std::enable_shared_from_this<Core> {
     wr(cr::kRegCtrl, ctrl);
     windows_dirty = true;
     hw_last = read_hw();
+    t->take_dma_activity();
   }
 
   void sync_ring() {
@@ -360,7 +361,7 @@ struct Core : std::enable_shared_from_this<Core> {
   // staging of the ring slot the descriptor takes (free once the ring has room).
   void push(cr::Descriptor d, Pending p, const LayerShape* lengths = nullptr) {
     if (!failure.empty()) {
-      p.job->finish(JobReport{p.job->what(), {}, {}, {}}, std::make_exception_ptr(NotRunError(
+      p.job->finish(JobReport{p.job->what(), {}, {}, {}, {}, {}}, std::make_exception_ptr(NotRunError(
                                          p.job->what() + ": not run, an earlier command failed (" + failure +
                                          "); call reset()")));
       return;
@@ -415,7 +416,9 @@ struct Core : std::enable_shared_from_this<Core> {
   void retire(const Pending& p, bool last) {
     Counters d = p.counts;
     const nanoseconds now = t->now();
+    DmaActivity dma;
     if (last) {
+      dma = t->take_dma_activity();
       const HwCounters hw = read_hw();
       d.cycles = hw.busy - hw_last.busy;
       d.macs = hw.macs - hw_last.macs;
@@ -431,7 +434,13 @@ struct Core : std::enable_shared_from_this<Core> {
     const Clock::time_point host_start = std::max(p.host_submitted, host_last_finish);
     host_last_finish = host_start + std::chrono::duration_cast<Clock::duration>(now - start);
     release(p);
-    p.job->finish({p.job->what(), d, host_start, host_last_finish}, nullptr);
+    // Device time -> the host clock this job's span is drawn on.
+    const auto host = [&](nanoseconds at) { return host_start + std::chrono::duration_cast<Clock::duration>(at - start); };
+    const auto on_host = [&](const DmaWindow& w) {
+      return w.bytes ? JobReport::Dma{w.bytes, host(w.first), host(w.last)} : JobReport::Dma{};
+    };
+    p.job->finish({p.job->what(), d, host_start, host_last_finish, on_host(dma.to_card), on_host(dma.to_host)},
+                  nullptr);
   }
 
   void accumulate(const Counters& d) {
@@ -451,7 +460,7 @@ struct Core : std::enable_shared_from_this<Core> {
           first ? error
                 : std::make_exception_ptr(NotRunError(p.job->what() + ": not run, an earlier command failed (" +
                                                       message + "); call reset()"));
-      p.job->finish({p.job->what(), {}, p.host_submitted, Clock::now()}, e);
+      p.job->finish({p.job->what(), {}, p.host_submitted, Clock::now(), {}, {}}, e);
       first = false;
     }
     pending.clear();
@@ -570,7 +579,8 @@ struct Core : std::enable_shared_from_this<Core> {
     const std::string msg = "dropped by reset()";
     for (Pending& p : pending) {
       release(p);
-      p.job->finish(JobReport{p.job->what(), {}, {}, {}}, std::make_exception_ptr(NotRunError(p.job->what() + ": " + msg)));
+      p.job->finish(JobReport{p.job->what(), {}, {}, {}, {}, {}},
+                    std::make_exception_ptr(NotRunError(p.job->what() + ": " + msg)));
     }
     pending.clear();
     if (link_lost) {
@@ -580,6 +590,7 @@ struct Core : std::enable_shared_from_this<Core> {
       soft_reset("reset()");
     }
     hw_last = read_hw();
+    t->take_dma_activity();
     failure.clear();
     std::fill(bank_users.begin(), bank_users.end(), 0);
     std::fill(bank_shape.begin(), bank_shape.end(), std::nullopt);

@@ -104,7 +104,7 @@ class ModelJob final : public Job {
   void finish(const Counters& delta, std::exception_ptr error, Clock::time_point started = {},
               Clock::time_point finished = {}) {
     std::lock_guard<std::mutex> lock(m_);
-    report_ = {what_, delta, started, finished};
+    report_ = {what_, delta, started, finished, {}, {}};
     error_ = error;
     done_ = true;
     cv_.notify_all();

@@ -213,6 +213,7 @@ struct SimTransport::Impl {
 
   void tick() {
     bench.tick();
+    note_dma();
     if (const auto e = rc.take_link_event()) {
       const double us = *e == FaultKind::kStall ? stall_us : cfg.cto_us;
       host->stall_until(host->now() + static_cast<uint64_t>(cycles_of(us * 1000.0, cfg.core_clock_hz)));
@@ -222,6 +223,33 @@ struct SimTransport::Impl {
     for (uint64_t i = 0; i < n; ++i) tick();
   }
   int cycles(double ns) const { return cycles_of(ns, cfg.core_clock_hz); }
+
+  // Host-link DMA per direction since take_dma_activity(): bytes and the
+  // cycles of the first and last beat that moved payload.
+  struct DmaCycles {
+    uint64_t seen = 0, bytes = 0, first = 0, last = 0;
+    void note(uint64_t total, uint64_t cycle) {
+      if (total == seen) return;
+      if (bytes == 0) first = cycle;
+      bytes += total - seen;
+      last = cycle;
+      seen = total;
+    }
+  };
+  DmaCycles dma_in, dma_out;
+  void note_dma() {
+    const auto& h = host->stats();
+    dma_in.note(h.read_bytes, bench.cycle());
+    dma_out.note(h.write_bytes, bench.cycle());
+  }
+  std::chrono::nanoseconds at(uint64_t cycle) const {
+    return std::chrono::nanoseconds(static_cast<int64_t>(static_cast<double>(cycle) * 1e9 / cfg.core_clock_hz));
+  }
+  DmaWindow take(DmaCycles& d) const {
+    const DmaWindow w = d.bytes ? DmaWindow{d.bytes, at(d.first), at(d.last)} : DmaWindow{};
+    d.bytes = 0;
+    return w;
+  }
 
   // A region of this process's memory at a fresh bus address.
   uint64_t map(uint8_t* cpu, size_t bytes, const std::string& name) {
@@ -342,9 +370,11 @@ uint32_t SimTransport::wait_interrupt(uint32_t vectors, std::chrono::nanoseconds
   return 0;
 }
 
-std::chrono::nanoseconds SimTransport::now() const {
-  return std::chrono::nanoseconds(
-      static_cast<int64_t>(static_cast<double>(impl_->bench.cycle()) * 1e9 / impl_->cfg.core_clock_hz));
+std::chrono::nanoseconds SimTransport::now() const { return impl_->at(impl_->bench.cycle()); }
+
+DmaActivity SimTransport::take_dma_activity() {
+  Impl& s = *impl_;
+  return {s.take(s.dma_in), s.take(s.dma_out)};
 }
 
 bool SimTransport::recover_link() {

@@ -78,6 +78,7 @@ class SimTransport final : public Transport {
   uint32_t wait_interrupt(uint32_t vectors, std::chrono::nanoseconds timeout) override;
   std::chrono::nanoseconds now() const override;
   bool recover_link() override;
+  DmaActivity take_dma_activity() override;
 
   // Arms one fault (replacing an armed one that has not hit yet).
   void inject(const FaultPlan& plan);

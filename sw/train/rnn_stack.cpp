@@ -185,7 +185,13 @@ void RnnStack::wait_job(const JobPtr& job) {
 void RnnStack::trace_jobs() {
   for (const JobPtr& job : impl_->submitted) {
     const JobReport r = job->wait();
-    if (trace_) trace_->span("device", r.what, r.started, r.finished);
+    if (!trace_) continue;
+    trace_->span("device", r.what, r.started, r.finished);
+    const auto dma = [&](const char* lane, const JobReport::Dma& d) {
+      if (d.bytes) trace_->span(lane, r.what + ": " + std::to_string(d.bytes) + " B", d.first, d.last);
+    };
+    dma(kTraceLaneDmaToCard, r.to_card);
+    dma(kTraceLaneDmaToHost, r.to_host);
   }
   impl_->submitted.clear();
 }

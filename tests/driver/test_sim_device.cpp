@@ -162,6 +162,47 @@ TEST(SimDevice, RegisteredMemoryDrainAndUnregister) {
                             "not registered with this device");
 }
 
+// Every command's report carries its DMA over the host link per direction,
+// inside its own span: together they account for every byte the link moved.
+TEST(SimDevice, ReportsPlaceEachCommandsLinkDmaInsideItsSpan) {
+  sim::SimTransport* link = nullptr;
+  auto dev = sim::open_sim_device(driver::Uri::parse("sim://?seed=3"), &link);
+  std::mt19937_64 rng(12);
+  const LayerData d = make_layer({CellKind::kLstm, 12, 2, 4, {4, 3}}, kPes, rng);
+  const LayerShape& s = d.shape;
+  const size_t H = s.hidden, S = s.packed_steps();
+  BufferPtr w = buffer_of(*dev, d.w.w_hh, Access::kRead, "w_hh"), b = buffer_of(*dev, d.w.b_hh, Access::kRead, "b");
+  BufferPtr xp = buffer_of(*dev, d.xp, Access::kRead, "xp"), dh = buffer_of(*dev, d.dh, Access::kRead, "dh");
+  BufferPtr h = dev->alloc(S * H, Access::kWrite, "h"), delta = dev->alloc(S * H * kDeltaWords, Access::kWrite, "d");
+  GateStorePtr store = dev->alloc_gate_store(s);
+  const sim::LinkStats before = link->stats();
+  std::vector<JobReport> reports;
+  reports.push_back(dev->load(0, s, {w}, {b})->wait());
+  reports.push_back(dev->forward({s, 0, {xp}, {}, {h}, {}, store})->wait());
+  reports.push_back(dev->backward({s, 0, store, {dh}, {}, {delta}, {}})->wait());
+  const sim::LinkStats after = link->stats();
+  uint64_t to_card = 0, to_host = 0;
+  for (const JobReport& r : reports) {
+    for (const JobReport::Dma* dma : {&r.to_card, &r.to_host}) {
+      EXPECT_GT(dma->bytes, 0u) << r.what;
+      EXPECT_GE(dma->first, r.started) << r.what;
+      EXPECT_LE(dma->first, dma->last) << r.what;
+      EXPECT_LE(dma->last, r.finished) << r.what;
+    }
+    // The link carries the command's data words and the driver's own
+    // (descriptor, lengths, completion word) on top.
+    EXPECT_GE(r.to_card.bytes, 4 * r.delta.words_read) << r.what;
+    EXPECT_GE(r.to_host.bytes, 4 * r.delta.words_written) << r.what;
+    to_card += r.to_card.bytes;
+    to_host += r.to_host.bytes;
+  }
+  EXPECT_EQ(to_card, after.read_bytes - before.read_bytes);
+  EXPECT_EQ(to_host, after.write_bytes - before.write_bytes);
+  EXPECT_GE(reports[1].to_card.bytes, 4 * d.xp.size()) << "FORWARD reads xp";
+  EXPECT_GE(reports[2].to_host.bytes, 4 * S * H * kDeltaWords) << "BACKWARD writes delta";
+  EXPECT_GE(reports[1].to_card.first, reports[0].finished) << "FORWARD's reads come after the LOAD";
+}
+
 TEST(SimDevice, NonFiniteDataPropagatesAndIsCounted) {
   auto dev = open_sim();
   std::mt19937_64 rng(4);

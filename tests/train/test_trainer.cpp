@@ -1,10 +1,12 @@
 // Trainer: checkpoints carry exactly PyTorch's parameter names, shapes and
 // order (compared with a state dict PyTorch wrote), a checkpoint restores the
 // same model, the loss falls on both built-in tasks, packed batches do no
-// work on padding, bad datasets are refused, and device work overlaps compute.
+// work on padding, bad datasets are refused, device work overlaps compute, and
+// the trace of a sim:// run has its DMA lanes.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 #include "farnn/trainer.hpp"
 
@@ -116,6 +118,35 @@ TEST(Trainer, DeviceWorkOverlapsCompute) {
     bw |= e.lane == "device" && e.name.rfind("BACKWARD", 0) == 0;
   }
   EXPECT_TRUE(fw && bw);
+}
+
+// On sim:// the trace has a lane per DMA direction: each FORWARD reads xp
+// and writes h, each BACKWARD reads dh and writes delta, inside its span.
+TEST(Trainer, SimTraceHasALanePerDmaDirection) {
+  auto dev = Device::open("sim://?seed=5");
+  auto be = make_cpu_backend(1);
+  Trace trace;
+  TrainConfig c = small_config(CellKind::kGru, 1, 8, 1, false);
+  c.batch = 2;
+  Trainer t(c, *dev, *be, &trace);
+  t.step(synthetic_task("sine", 6, 2, 3), {0, 1});
+  std::map<std::string, Trace::Event> device;
+  for (const Trace::Event& e : trace.events()) {
+    if (e.lane == "device") device.emplace(e.name, e);
+  }
+  int fw = 0, bw = 0;
+  for (const Trace::Event& e : trace.events()) {
+    if (e.lane != kTraceLaneDmaToCard && e.lane != kTraceLaneDmaToHost) continue;
+    const std::string what = e.name.substr(0, e.name.find(": "));
+    ASSERT_TRUE(device.count(what)) << e.name;
+    const Trace::Event& d = device.at(what);
+    EXPECT_GE(e.start_us, d.start_us - 1e-3) << e.name;
+    EXPECT_LE(e.start_us + e.duration_us, d.start_us + d.duration_us + 1e-3) << e.name;
+    fw += what.rfind("FORWARD", 0) == 0;
+    bw += what.rfind("BACKWARD", 0) == 0;
+  }
+  EXPECT_EQ(fw, 2);  // one FORWARD, both directions
+  EXPECT_EQ(bw, 2);
 }
 
 }  // namespace

@@ -284,6 +284,15 @@ struct JobReport {
   // When the device started and finished it, host clock (for traces); on a
   // device with cycles, projected from them.
   std::chrono::steady_clock::time_point started{}, finished{};
+  // Its DMA over the host link per direction, on the same clock: from the
+  // first beat to the last. Only a device that sees its link beat by beat
+  // (sim://) reports them; commands that complete together report theirs
+  // with the last of them.
+  struct Dma {
+    uint64_t bytes = 0;
+    std::chrono::steady_clock::time_point first{}, last{};
+  };
+  Dma to_card, to_host;
 };
 
 class Job {

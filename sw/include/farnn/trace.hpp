@@ -1,6 +1,7 @@
 // A run's timeline as a Chrome/Perfetto trace (chrome://tracing, ui.perfetto.dev):
-// one lane per actor (the compute backend, the device), one span per piece of
-// work, with measured host times.
+// one lane per actor (the compute backend, the host waiting, the device, and
+// on a device that sees its link, the DMA in each direction), one span per
+// piece of work: measured host times, projected device times on sim://.
 #pragma once
 
 #include <chrono>
@@ -9,6 +10,10 @@
 #include <vector>
 
 namespace farnn::train {
+
+// Lanes of the device's DMA over the host link (RnnStack draws them).
+inline constexpr const char* kTraceLaneDmaToCard = "DMA host->card";
+inline constexpr const char* kTraceLaneDmaToHost = "DMA card->host";
 
 class Trace {
  public:

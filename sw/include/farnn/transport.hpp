@@ -29,6 +29,16 @@ struct DmaRegion {
   size_t bytes = 0;
 };
 
+// DMA payload over the host link in one direction, and the device-time
+// window from its first beat to its last (both 0 when nothing moved).
+struct DmaWindow {
+  uint64_t bytes = 0;
+  std::chrono::nanoseconds first{0}, last{0};
+};
+struct DmaActivity {
+  DmaWindow to_card, to_host;  // host memory read by the card / written by it
+};
+
 // How the link behaves, for `farnn info` and for projected times.
 struct LinkInfo {
   std::string name;          // "gen3x16", "gen4x16", or what the card negotiated
@@ -66,6 +76,10 @@ class Transport {
   // Brings a link that went down back (a hot reset on a card); true when the
   // core answers again. The core's registers are at their reset values after it.
   virtual bool recover_link() = 0;
+  // The DMA the core did over the host link since the previous call (for
+  // traces). A transport that cannot observe its card's DMA beat by beat (a
+  // real card) reports nothing moved.
+  virtual DmaActivity take_dma_activity() { return {}; }
 };
 
 }  // namespace farnn
