@@ -41,7 +41,7 @@ def _split_top_level(text):
 
 
 def sv_int(text):
-    """Value of a plain SV integer literal (1387, 32'd0, 32'h1A, 'h10), or None."""
+    """Value of a plain SV integer literal (1373, 32'd0, 32'h1A, 'h10), or None."""
     t = text.replace("_", "").strip()
     if re.fullmatch(r"\d+", t):
         return int(t)

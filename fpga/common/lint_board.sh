@@ -7,7 +7,7 @@
 #   --quick     lint with a 16-PE core (seconds instead of a minute or more):
 #               every board-level connection is the same, as farnn_core's ports
 #               do not depend on NumPe. Without it the board's own parameters
-#               are linted (the U250's 1387 PEs).
+#               are linted (the U250's 1373 PEs).
 #   --top FILE  lint FILE in place of the board top (the checks' self-test).
 # Prints nothing and exits 0 when clean.
 set -euo pipefail

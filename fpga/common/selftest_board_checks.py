@@ -94,17 +94,17 @@ def main(argv):
         chk = [py, os.path.join(COMMON, "check_core_params.py"), "--board", board]
         expect("core params: the real top", chk + [top], True)
         t = os.path.join(tmp, "fpga_params.sv")
-        mutate(top, t, "NumPe          = 1387", "NumPe          = 1386")
-        expect("core params: NumPe off by one", chk + [t], False, "NumPe is 1386")
+        mutate(top, t, "NumPe          = 1373", "NumPe          = 1372")
+        expect("core params: NumPe off by one", chk + [t], False, "NumPe is 1372")
         mutate(top, t, ".MaxHidden      (MaxHidden)", ".MaxHidden      (32)")
         expect("core params: MaxHidden set by a constant", chk + [t], False, "MaxHidden is 32")
         mutate(top, t, ".ClockKhz       (ClockKhz)", ".ClockKhz       (32'd111111)")
         expect("core params: ClockKhz set by a constant", chk + [t], False, "ClockKhz must come")
         cap = os.path.join(ROOT, "docs", "capacity.md")
         md = os.path.join(tmp, "capacity.md")
-        mutate(cap, md, '"LUT": 778', '"LUT": 800')
+        mutate(cap, md, '"LUT": 785', '"LUT": 800')
         expect("core params: capacity inputs that change the PE count", chk + ["--capacity", md, top], False,
-               "NumPe is 1387")
+               "NumPe is 1373")
         # ---- board_params: the clock sentence against the inputs
         mutate(cap, md, "levels -> 111 MHz", "levels -> 125 MHz")
         expect("board_params: a stale clock sentence", [py, os.path.join(COMMON, "board_params.py"),
