@@ -22,6 +22,8 @@ rtl/act/fp_act_pipe.sv
 rtl/act/fp_act.sv
 // --- pe ---
 rtl/pe/pe.sv
+rtl/pe/chain_bcast.sv
+rtl/pe/chain_join.sv
 rtl/pe/pe_chain.sv
 // --- engine ---
 rtl/engine/df_add.sv

@@ -36,6 +36,7 @@
 
 module engine #(
   parameter int unsigned NumPe        = 4,
+  parameter int unsigned NumChains    = 1,      // chains of NumPe/NumChains PEs (pe_chain)
   parameter int unsigned WeightDepth  = 1024,   // words per bank in each PE
   parameter int unsigned NumBanks     = 2,
   parameter int unsigned WeightLanes  = 16,
@@ -247,6 +248,7 @@ module engine #(
   // ------------------------------------------------------------ sequencer
   sequencer #(
     .NumPe       (NumPe),
+    .NumChains   (NumChains),
     .WeightDepth (WeightDepth),
     .NumBanks    (NumBanks),
     .MaxHidden   (MaxHidden),
@@ -361,6 +363,7 @@ module engine #(
 
   pe_chain #(
     .NumPe      (NumPe),
+    .NumChains  (NumChains),
     .WeightDepth(NumBanks * WeightDepth),
     .MaxHidden  (MaxHidden),
     .MulLatency (MulLatency),

@@ -103,23 +103,59 @@ package engine_pkg;
     if (bw_wave_spacing < add_lat + 2) bw_wave_spacing = add_lat + 2;
     if (bw_wave_spacing < num_pe) bw_wave_spacing = num_pe;
   endfunction
-  // BW: the last wave's start to the REDUCE token: its MACs written back.
+  // BW: the last wave's start to the REDUCE token: its MACs written back. The
+  // REDUCE token reaches every chain's head at once, a wave's tokens reach
+  // chain q's head q*chain_len cycles after chain 0's; the REDUCE also follows
+  // the wave's last token.
   function automatic int unsigned bw_reduce_gap(input int unsigned hidden, input int unsigned last_wave_tokens,
-                                                input int unsigned mul_lat, input int unsigned add_lat);
+                                                input int unsigned chain_len, input int unsigned mul_lat,
+                                                input int unsigned add_lat);
     bw_reduce_gap = (hidden > add_lat + 2) ? hidden + mul_lat : add_lat + 2 + mul_lat;
+    // The last chain the wave reaches starts at PE floor((tokens-1)/chain_len)*chain_len
+    // (chain_len is a power of two wherever there is more than one chain).
+    if (last_wave_tokens > chain_len)
+      bw_reduce_gap = bw_reduce_gap + ((last_wave_tokens - 1) & ~(chain_len - 1));
     if (bw_reduce_gap < last_wave_tokens) bw_reduce_gap = last_wave_tokens;
   endfunction
   // BW: the REDUCE token to the next wave: the reduction partials have passed
   // every PE holding rows (AddLatency each) before new MACs use its adder.
+  // Chain 0 binds: the chains reduce at once and its PEs get a wave first.
   function automatic int unsigned bw_after_reduce(input int unsigned hidden, input int unsigned gate_rows,
-                                                  input int unsigned num_pe, input int unsigned mul_lat,
+                                                  input int unsigned chain_len, input int unsigned mul_lat,
                                                   input int unsigned add_lat);
-    bw_after_reduce = hidden + ((gate_rows < num_pe) ? gate_rows - 1 : num_pe - 1) * add_lat;
+    bw_after_reduce = hidden + ((gate_rows < chain_len) ? gate_rows - 1 : chain_len - 1) * add_lat;
     bw_after_reduce = (bw_after_reduce > mul_lat + 1) ? bw_after_reduce - mul_lat : 1;
   endfunction
-  // Cycles a new configuration takes to reach every PE of the chain.
-  function automatic int unsigned cfg_settle_cycles(input int unsigned num_pe);
-    cfg_settle_cycles = num_pe + 4;
+
+  // The chains (pe_chain): NumChains (<= 512) chains of NumPe / NumChains PEs,
+  // a power of two when there is more than one chain. Tokens
+  // and configuration reach the chain heads through a register tree of
+  // fan-out 4, bcast_depth levels deep (none for one chain); the chain tails
+  // meet in a binary tree, join_depth levels deep: a register per level for
+  // FW results, an adder (AddLatency) per level for BW partials.
+  function automatic int unsigned bcast_depth(input int unsigned num_chains);
+    if (num_chains <= 1)        bcast_depth = 0;
+    else if (num_chains <= 4)   bcast_depth = 1;
+    else if (num_chains <= 16)  bcast_depth = 2;
+    else if (num_chains <= 64)  bcast_depth = 3;
+    else if (num_chains <= 256) bcast_depth = 4;
+    else                        bcast_depth = 5;
+  endfunction
+  function automatic int unsigned join_depth(input int unsigned num_chains);
+    if (num_chains <= 1)        join_depth = 0;
+    else if (num_chains <= 2)   join_depth = 1;
+    else if (num_chains <= 4)   join_depth = 2;
+    else if (num_chains <= 8)   join_depth = 3;
+    else if (num_chains <= 16)  join_depth = 4;
+    else if (num_chains <= 32)  join_depth = 5;
+    else if (num_chains <= 64)  join_depth = 6;
+    else if (num_chains <= 128) join_depth = 7;
+    else if (num_chains <= 256) join_depth = 8;
+    else                        join_depth = 9;
+  endfunction
+  // Cycles a new configuration takes to reach every PE.
+  function automatic int unsigned cfg_settle_cycles(input int unsigned num_pe, input int unsigned num_chains);
+    cfg_settle_cycles = bcast_depth(num_chains) + num_pe / num_chains + 4;
   endfunction
 
   // Cycles the datapath is held in reset after an abort, a timeout or a framing

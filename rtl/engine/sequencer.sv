@@ -34,6 +34,7 @@
 
 module sequencer #(
   parameter int unsigned NumPe        = 4,
+  parameter int unsigned NumChains    = 1,      // pe_chain's chains
   parameter int unsigned WeightDepth  = 1024,   // words per bank in each PE
   parameter int unsigned NumBanks     = 2,
   parameter int unsigned MaxHidden    = 32,
@@ -557,8 +558,9 @@ module sequencer #(
         l_res_d  = engine_pkg::fw_result_gap(32'(quo_q) + 32'(rem_q != 0), NumPe, Lm, La);
         s_bw_d   = 16'(engine_pkg::bw_wave_spacing(32'(hid_q), NumPe, La));
         p_last_d = (rem_q == 0) ? 16'(NumPe) : 16'(rem_q);
-        s_red_d  = 16'(engine_pkg::bw_reduce_gap(32'(hid_q), (rem_q == 0) ? NumPe : 32'(rem_q), Lm, La));
-        s_ared_d = 16'(engine_pkg::bw_after_reduce(32'(hid_q), 32'(gh_q), NumPe, Lm, La));
+        s_red_d  = 16'(engine_pkg::bw_reduce_gap(32'(hid_q), (rem_q == 0) ? NumPe : 32'(rem_q),
+                                                  NumPe / NumChains, Lm, La));
+        s_ared_d = 16'(engine_pkg::bw_after_reduce(32'(hid_q), 32'(gh_q), NumPe / NumChains, Lm, La));
         state_d  = S_PRODUCT;
       end
 
@@ -570,7 +572,7 @@ module sequencer #(
       end
 
       S_CHECK: begin
-        wait_cfg_d = 16'(engine_pkg::cfg_settle_cycles(NumPe));
+        wait_cfg_d = 16'(engine_pkg::cfg_settle_cycles(NumPe, NumChains));
         state_d    = S_CFGWAIT;
         if (rh_q > CW'(WeightDepth)) begin
           status_d = engine_pkg::ERR_HIDDEN_TOO_LARGE;

@@ -9,9 +9,10 @@
 //   ROW    (BW)  operand delta[k] for this PE: acc[c] (+)= U[k][c] * delta[k]
 //                for every column c; the first row of a step seeds with the
 //                product alone (x + (-0) == x).
-//   REDUCE (BW)  PE 0 starts H partials; each PE adds its acc[c] to partial c
-//                as it passes (PEs without rows add -0), so the chain emits
-//                dh_rec[c] = (((acc_0[c] + acc_1[c]) + acc_2[c]) ...) in order c.
+//   REDUCE (BW)  the first PE of its chain (ChainHead) starts H partials of
+//                -0; each PE adds its acc[c] to partial c as it passes (PEs
+//                without rows add -0), so the chain emits its sum
+//                (((-0 + acc_first[c]) + acc_next[c]) ...) in order c.
 // Weights arrive on a port of their own (the loader's bus, one word per
 // cycle), independent of the tokens: a LOAD into one bank of the weight RAM
 // runs while the MACs read another (the RAM has a read and a write port).
@@ -25,6 +26,7 @@
 module pe #(
   parameter int unsigned NumPe       = 4,
   parameter int unsigned PeIndex     = 0,
+  parameter bit          ChainHead   = 1'b1,   // first PE of its chain
   parameter int unsigned WeightDepth = 1024,   // RAM words, all banks
   parameter int unsigned MaxHidden   = 32,
   parameter int unsigned MulLatency  = 2,
@@ -162,8 +164,7 @@ module pe #(
   assign for_me    = (tok_pe_i == MY_INDEX);
   assign is_elem   = tok_valid_i && (tok_op_i == engine_pkg::TOK_ELEM) && !cfg_bw_q && has_rows_q;
   assign is_row    = tok_valid_i && (tok_op_i == engine_pkg::TOK_ROW) && cfg_bw_q && for_me;
-  assign is_reduce = tok_valid_i && (tok_op_i == engine_pkg::TOK_REDUCE) && cfg_bw_q &&
-                     (PeIndex == 0);
+  assign is_reduce = tok_valid_i && (tok_op_i == engine_pkg::TOK_REDUCE) && cfg_bw_q && ChainHead;
 
   // --------------------------------------------------------- MAC issuing
   // A burst issues one MAC per cycle: rows lr = 0.. (FW, weight stride H) or
@@ -277,8 +278,8 @@ module pe #(
   );
 
   // ------------------------------------------------------ BW reduction
-  // Partial source: PE 0 generates H partials of -0 on a REDUCE token; the
-  // others take them from the result relay.
+  // Partial source: a chain's first PE generates H partials of -0 on a REDUCE
+  // token; the others take them from the result relay.
   logic [HiddenWidth-1:0] gen_cnt_q, gen_cnt_d;
   logic                   gen_zero_q, gen_zero_d;
   logic                   part_valid, part_zero;
@@ -299,7 +300,7 @@ module pe #(
   end
   always_ff @(posedge clk_i) gen_zero_q <= gen_zero_d;
 
-  if (PeIndex == 0) begin : g_first
+  if (ChainHead) begin : g_first
     logic unused_res;
     assign unused_res = ^{res_valid_i, res_zero_i, res_data_i};
     assign part_valid = (gen_cnt_q != '0);
@@ -394,7 +395,8 @@ module pe #(
 
   // ------------------------------------------------------------ FW drain
   // Results of a step's last element go to the result RAM; PE p drains row lr
-  // at (last token arrival) + 1 + DrainDelay + p + lr*NumPe.
+  // at (last token arrival) + 1 + DrainDelay + p + lr*NumPe (p counts over the
+  // whole chain, so every chain's tail emits rows in order, one per cycle).
   logic res_we;
   assign res_we = mac_add_out && info_add_out[InfoWidth-2] && info_add_out[AccWidth];  // fw, last
 

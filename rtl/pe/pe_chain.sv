@@ -1,19 +1,25 @@
-// The chain of NumPe processing elements. Tokens and configuration enter at
-// PE 0 and are relayed PE to PE; results (FW) and reduction partials (BW) are
-// relayed the same way and leave from the last PE. Every link is a register
-// between neighbours: there is no broadcast net besides clock and reset.
+// The NumPe processing elements, in NumChains chains of ChainLen = NumPe /
+// NumChains consecutive PEs. Tokens and configuration reach every chain's
+// head at once through chain_bcast (a register tree, Bcast levels; none for
+// one chain) and are relayed PE to PE along the chain; results (FW) and
+// reduction partials (BW) are relayed the same way to the chain's tail, and
+// the tails meet in chain_join (Join levels: a register each for FW results,
+// an adder each for BW partials, which sums the chains in a tree). Every link
+// is a register between neighbours or tree nodes: no net fans out further.
 // Weights travel on their own bus (the loader's): Lanes words per cycle for
 // the PEs of one group (Lanes consecutive PEs), registered once per group, so
 // group q writes a word q cycles after the loader sent it.
-// Timing (token issued to PE 0's input at cycle a):
-//   FW: the results of a step whose last ELEM token arrives at cycle a leave
-//       at a + DrainDelay + NumPe + 2 + k, k = 0 .. G*H-1 (row order);
-//   BW: a REDUCE token arriving at cycle a makes dh_rec[c] leave at
-//       a + 1 + NumPe*(AddLatency+2) + c, c = 0 .. H-1.
+// Timing (token issued to the chain input at cycle a; one chain: Bcast = Join = 0):
+//   FW: the results of a step whose last ELEM token is issued at cycle a
+//       leave at a + Bcast + DrainDelay + ChainLen + 2 + Join + k,
+//       k = 0 .. G*H-1 (row order);
+//   BW: a REDUCE token issued at cycle a makes dh_rec[c] leave at
+//       a + Bcast + 1 + ChainLen*(AddLatency+2) + Join*AddLatency + c, c = 0 .. H-1.
 `default_nettype none
 
 module pe_chain #(
   parameter int unsigned NumPe       = 4,
+  parameter int unsigned NumChains   = 1,       // divides NumPe; ChainLen a power of two if > 1
   parameter int unsigned WeightDepth = 1024,
   parameter int unsigned MaxHidden   = 32,
   parameter int unsigned MulLatency  = 2,
@@ -25,7 +31,8 @@ module pe_chain #(
   localparam int unsigned PeWidth     = (NumPe > 1) ? $clog2(NumPe) : 1,
   localparam int unsigned WAddrWidth  = $clog2(WeightDepth),
   localparam int unsigned HiddenWidth = $clog2(MaxHidden + 1),
-  localparam int unsigned RowsWidth   = $clog2(MaxRows + 1)
+  localparam int unsigned RowsWidth   = $clog2(MaxRows + 1),
+  localparam int unsigned ChainLen    = NumPe / NumChains
 ) (
   input  logic                   clk_i,
   input  logic                   rst_i,
@@ -124,15 +131,66 @@ module pe_chain #(
     assign wb_data[q*Lanes*32 +: Lanes*32]      = data_q;
   end
 
+  // Chain heads take the broadcast tree's leaves (one chain: the chain input).
+  localparam int unsigned CfgTokWidth = 1 + HiddenWidth + RowsWidth + PeWidth +
+                                        1 + 2 + 1 + 1 + 1 + PeWidth + WAddrWidth + 32;
+  logic [NumChains*CfgTokWidth-1:0] head_in;
+  chain_bcast #(
+    .Width (CfgTokWidth),
+    .Leaves(NumChains)
+  ) u_bcast (
+    .clk_i,
+    .rst_i,
+    .d_i({cfg_bw_i, cfg_hidden_i, cfg_rows_base_i, cfg_rows_extra_i, tok_valid_i, tok_op_i,
+          tok_first_i, tok_last_i, tok_zero_i, tok_pe_i, tok_addr_i, tok_data_i}),
+    .q_o(head_in)
+  );
+
   for (genvar i = 0; i < NumPe; i++) begin : g_pe
     localparam int unsigned Q = i / Lanes;  // group
     localparam int unsigned L = i % Lanes;  // lane
+    localparam bit          Head = (i % ChainLen == 0);
     logic wld_valid;
     assign wld_valid = wb_valid[Q] && (wb_group[Q*GroupWidth +: GroupWidth] == GroupWidth'(Q)) &&
                        wb_mask[Q*Lanes + L];
+    // Inputs: a head's from the tree (no results before it), the others' from
+    // the previous PE.
+    logic                   in_cfg_bw, in_tok_valid, in_tok_first, in_tok_last, in_tok_zero;
+    logic [HiddenWidth-1:0] in_cfg_hidden;
+    logic [RowsWidth-1:0]   in_cfg_rows_base;
+    logic [PeWidth-1:0]     in_cfg_rows_extra, in_tok_pe;
+    logic [1:0]             in_tok_op;
+    logic [WAddrWidth-1:0]  in_tok_addr;
+    logic [31:0]            in_tok_data, in_res_data;
+    logic                   in_res_valid, in_res_zero;
+    if (Head) begin : g_head
+      assign {in_cfg_bw, in_cfg_hidden, in_cfg_rows_base, in_cfg_rows_extra, in_tok_valid, in_tok_op,
+              in_tok_first, in_tok_last, in_tok_zero, in_tok_pe, in_tok_addr, in_tok_data} =
+             head_in[(i / ChainLen)*CfgTokWidth +: CfgTokWidth];
+      assign in_res_valid = 1'b0;
+      assign in_res_zero  = 1'b0;
+      assign in_res_data  = '0;
+    end else begin : g_link
+      assign in_cfg_bw         = cfg_bw[i];
+      assign in_cfg_hidden     = cfg_hidden[i*HiddenWidth +: HiddenWidth];
+      assign in_cfg_rows_base  = cfg_rows_base[i*RowsWidth +: RowsWidth];
+      assign in_cfg_rows_extra = cfg_rows_extra[i*PeWidth +: PeWidth];
+      assign in_tok_valid      = tok_valid[i];
+      assign in_tok_op         = tok_op[i*2 +: 2];
+      assign in_tok_first      = tok_first[i];
+      assign in_tok_last       = tok_last[i];
+      assign in_tok_zero       = tok_zero[i];
+      assign in_tok_pe         = tok_pe[i*PeWidth +: PeWidth];
+      assign in_tok_addr       = tok_addr[i*WAddrWidth +: WAddrWidth];
+      assign in_tok_data       = tok_data[i*32 +: 32];
+      assign in_res_valid      = res_valid[i];
+      assign in_res_zero       = res_zero[i];
+      assign in_res_data       = res_data[i*32 +: 32];
+    end
     pe #(
       .NumPe      (NumPe),
       .PeIndex    (i),
+      .ChainHead  (Head),
       .WeightDepth(WeightDepth),
       .MaxHidden  (MaxHidden),
       .MulLatency (MulLatency),
@@ -140,22 +198,22 @@ module pe_chain #(
     ) u_pe (
       .clk_i,
       .rst_i,
-      .cfg_bw_i        (cfg_bw[i]),
-      .cfg_hidden_i    (cfg_hidden[i*HiddenWidth +: HiddenWidth]),
-      .cfg_rows_base_i (cfg_rows_base[i*RowsWidth +: RowsWidth]),
-      .cfg_rows_extra_i(cfg_rows_extra[i*PeWidth +: PeWidth]),
+      .cfg_bw_i        (in_cfg_bw),
+      .cfg_hidden_i    (in_cfg_hidden),
+      .cfg_rows_base_i (in_cfg_rows_base),
+      .cfg_rows_extra_i(in_cfg_rows_extra),
       .cfg_bw_o        (cfg_bw[i+1]),
       .cfg_hidden_o    (cfg_hidden[(i+1)*HiddenWidth +: HiddenWidth]),
       .cfg_rows_base_o (cfg_rows_base[(i+1)*RowsWidth +: RowsWidth]),
       .cfg_rows_extra_o(cfg_rows_extra[(i+1)*PeWidth +: PeWidth]),
-      .tok_valid_i     (tok_valid[i]),
-      .tok_op_i        (tok_op[i*2 +: 2]),
-      .tok_first_i     (tok_first[i]),
-      .tok_last_i      (tok_last[i]),
-      .tok_zero_i      (tok_zero[i]),
-      .tok_pe_i        (tok_pe[i*PeWidth +: PeWidth]),
-      .tok_addr_i      (tok_addr[i*WAddrWidth +: WAddrWidth]),
-      .tok_data_i      (tok_data[i*32 +: 32]),
+      .tok_valid_i     (in_tok_valid),
+      .tok_op_i        (in_tok_op),
+      .tok_first_i     (in_tok_first),
+      .tok_last_i      (in_tok_last),
+      .tok_zero_i      (in_tok_zero),
+      .tok_pe_i        (in_tok_pe),
+      .tok_addr_i      (in_tok_addr),
+      .tok_data_i      (in_tok_data),
       .tok_valid_o     (tok_valid[i+1]),
       .tok_op_o        (tok_op[(i+1)*2 +: 2]),
       .tok_first_o     (tok_first[i+1]),
@@ -167,9 +225,9 @@ module pe_chain #(
       .wld_valid_i     (wld_valid),
       .wld_addr_i      (wb_addr[Q*WAddrWidth +: WAddrWidth]),
       .wld_data_i      (wb_data[(Q*Lanes + L)*32 +: 32]),
-      .res_valid_i     (res_valid[i]),
-      .res_zero_i      (res_zero[i]),
-      .res_data_i      (res_data[i*32 +: 32]),
+      .res_valid_i     (in_res_valid),
+      .res_zero_i      (in_res_zero),
+      .res_data_i      (in_res_data),
       .res_valid_o     (res_valid[i+1]),
       .res_zero_o      (res_zero[i+1]),
       .res_data_o      (res_data[(i+1)*32 +: 32]),
@@ -178,22 +236,63 @@ module pe_chain #(
     );
   end
 
-  assign res_valid_o = res_valid[NumPe];
-  assign res_zero_o  = res_zero[NumPe];
-  assign res_data_o  = res_data[NumPe*32 +: 32];
+  if (NumChains == 1) begin : g_one_chain
+    assign res_valid_o = res_valid[NumPe];
+    assign res_zero_o  = res_zero[NumPe];
+    assign res_data_o  = res_data[NumPe*32 +: 32];
+  end else begin : g_chains
+    logic [NumChains-1:0]    tail_valid, tail_zero;
+    logic [NumChains*32-1:0] tail_data;
+    for (genvar c = 0; c < NumChains; c++) begin : g_tail
+      assign tail_valid[c]          = res_valid[(c+1)*ChainLen];
+      assign tail_zero[c]           = res_zero[(c+1)*ChainLen];
+      assign tail_data[c*32 +: 32]  = res_data[(c+1)*ChainLen*32 +: 32];
+    end
+    chain_join #(
+      .NumChains (NumChains),
+      .AddLatency(AddLatency)
+    ) u_join (
+      .clk_i,
+      .rst_i,
+      .bw_i   (cfg_bw_i),
+      .valid_i(tail_valid),
+      .zero_i (tail_zero),
+      .data_i (tail_data),
+      .valid_o(res_valid_o),
+      .zero_o (res_zero_o),
+      .data_o (res_data_o)
+    );
+  end
 
   // Lanes of the last group beyond NumPe have no PE.
   logic unused_lanes;
   assign unused_lanes = ^{wb_mask[Groups*Lanes-1 -: Lanes], wb_data[Groups*Lanes*32-1 -: Lanes*32]};
 
-  // The last PE's relayed tokens and configuration have no consumer.
-  logic unused_tail;
-  assign unused_tail = ^{cfg_bw[NumPe], cfg_hidden[NumPe*HiddenWidth +: HiddenWidth],
-                         cfg_rows_base[NumPe*RowsWidth +: RowsWidth],
-                         cfg_rows_extra[NumPe*PeWidth +: PeWidth], tok_valid[NumPe],
-                         tok_op[NumPe*2 +: 2], tok_first[NumPe], tok_last[NumPe],
-                         tok_zero[NumPe], tok_pe[NumPe*PeWidth +: PeWidth],
-                         tok_addr[NumPe*WAddrWidth +: WAddrWidth], tok_data[NumPe*32 +: 32]};
+  // Slot c*ChainLen (c = 0 .. NumChains) is a chain's boundary: its
+  // configuration and tokens (the chain input at slot 0, a tail's relay
+  // elsewhere) have no consumer, as the heads take the tree's copies; slot 0's
+  // results are the constant zero above.
+  for (genvar c = 0; c <= NumChains; c++) begin : g_boundary
+    localparam int unsigned S = c * ChainLen;
+    logic unused_slot;
+    assign unused_slot = ^{cfg_bw[S], cfg_hidden[S*HiddenWidth +: HiddenWidth],
+                           cfg_rows_base[S*RowsWidth +: RowsWidth],
+                           cfg_rows_extra[S*PeWidth +: PeWidth], tok_valid[S],
+                           tok_op[S*2 +: 2], tok_first[S], tok_last[S],
+                           tok_zero[S], tok_pe[S*PeWidth +: PeWidth],
+                           tok_addr[S*WAddrWidth +: WAddrWidth], tok_data[S*32 +: 32]};
+  end
+  logic unused_res0;
+  assign unused_res0 = ^{res_valid[0], res_zero[0], res_data[31:0]};
+
+`ifndef SYNTHESIS
+  initial begin
+    if (NumChains < 1 || NumPe % NumChains != 0)
+      $error("pe_chain: NumChains=%0d must divide NumPe=%0d", NumChains, NumPe);
+    if (NumChains > 1 && (ChainLen & (ChainLen - 1)) != 0)
+      $error("pe_chain: with several chains, ChainLen=%0d must be a power of two", ChainLen);
+  end
+`endif
 
 endmodule
 

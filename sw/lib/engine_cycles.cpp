@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace farnn::engine {
@@ -25,11 +26,17 @@ struct Latencies {
   int act_fw;       // FW activation datapath (act_fw_lstm / act_fw_gru)
   int act_bw;       // BW activation datapath (act_bw_lstm / act_bw_gru)
   int reduce_hop;   // BW: a reduction partial's cycles per PE
+  int bcast;        // tokens: chain input -> every chain head
+  int join_fw;      // FW results: chain tails -> chain output
+  int join_bw;      // BW partials: chain tails -> chain output (the adder tree)
 };
 
 Latencies latencies(Cell cell, const EngineTiming& t) {
   const int la = t.add_latency, lm = t.mul_latency;
   Latencies l;
+  l.bcast = bcast_depth(t.num_chains);
+  l.join_fw = join_depth(t.num_chains);
+  l.join_bw = join_depth(t.num_chains) * la;
   l.drain_delay = lm + la + 4;
   l.act_fw = (cell == Cell::kLstm ? 3 * la : 5 * la) + 2 * lm + 2 * kActLatency;
   l.act_bw = 2 * la + 4 * lm;
@@ -39,11 +46,11 @@ Latencies latencies(Cell cell, const EngineTiming& t) {
 
 // Cycles from acceptance to the first cycle of S_STATE: S_IDLE (accept),
 // S_SETUP, S_LENGTHS (one per sequence), S_DIVIDE (floor(G*H/P) + 1),
-// S_DERIVE, S_PRODUCT, S_CHECK and S_CFGWAIT (NumPe + 5: the configuration
-// travels the chain).
+// S_DERIVE, S_PRODUCT, S_CHECK and S_CFGWAIT (tree + chain length + 5: the
+// configuration reaches the last PE of a chain).
 u64 state_start(const Config& cfg, const Schedule& s, const EngineTiming& t) {
   return 1 + 1 + static_cast<u64>(cfg.batch) + (static_cast<u64>(s.rows_floor) + 1) + 3 +
-         (static_cast<u64>(t.num_pe) + 5);
+         (static_cast<u64>(bcast_depth(t.num_chains) + t.chain_len()) + 5);
 }
 
 // The chain steps of a command in issue order: (t, b), FW with t rising,
@@ -102,9 +109,28 @@ void check(const Config& cfg, const EngineTiming& t) {
       t.add_latency < 1 || t.mem_latency < 1 || t.fifo_depth < 2 * cfg.hidden) {
     throw std::invalid_argument("engine cycle model: sizes and latencies must be >= 1, FIFOs hold two steps");
   }
+  const int len = t.num_chains >= 1 ? t.num_pe / t.num_chains : 0;
+  if (t.num_chains < 1 || t.num_chains > 512 || t.num_pe % t.num_chains != 0 ||
+      (t.num_chains > 1 && (len & (len - 1)) != 0)) {
+    throw std::invalid_argument("engine cycle model: " + std::to_string(t.num_chains) + " chains of " +
+                                std::to_string(t.num_pe) +
+                                " PEs: 1..512 chains that divide the PEs, of a power-of-two length if more than one");
+  }
 }
 
 }  // namespace
+
+int bcast_depth(int num_chains) {
+  int depth = 0;
+  for (int reach = 1; reach < num_chains; reach *= 4) ++depth;
+  return depth;
+}
+
+int join_depth(int num_chains) {
+  int depth = 0;
+  for (int reach = 1; reach < num_chains; reach *= 2) ++depth;
+  return depth;
+}
 
 Schedule Schedule::of(const Config& cfg, const EngineTiming& t) {
   const int g = gates(cfg.cell), h = cfg.hidden, p = t.num_pe, la = t.add_latency, lm = t.mul_latency;
@@ -118,8 +144,10 @@ Schedule Schedule::of(const Config& cfg, const EngineTiming& t) {
   s.spacing_fw = std::max(s.rows, la + 2);                                           // fw_elem_spacing
   s.result_gap = s.rows * p + latencies(cfg.cell, t).drain_delay + 4;                // fw_result_gap
   s.spacing_bw = std::max({h, la + 2, p});                                           // bw_wave_spacing
-  s.reduce_gap = std::max(h > la + 2 ? h + lm : la + 2 + lm, s.tokens_last_wave);    // bw_reduce_gap
-  const int ared = h + (gh < p ? gh - 1 : p - 1) * la;                               // bw_after_reduce
+  const int len = t.chain_len();  // bw_reduce_gap: the last chain the last wave reaches
+  s.reduce_gap = std::max((h > la + 2 ? h + lm : la + 2 + lm) + (s.tokens_last_wave - 1) / len * len,
+                          s.tokens_last_wave);
+  const int ared = h + (gh < len ? gh - 1 : len - 1) * la;                          // bw_after_reduce
   s.after_reduce = ared > lm + 1 ? ared - lm : 1;
   return s;
 }
@@ -140,13 +168,14 @@ u64 forward_cycles(const Config& cfg, const EngineTiming& t) {
   check(cfg, t);
   const Schedule s = Schedule::of(cfg, t);
   const Latencies l = latencies(cfg.cell, t);
-  const u64 h = cfg.hidden, b = cfg.batch, g = s.num_gates, p = t.num_pe;
+  const u64 h = cfg.hidden, b = cfg.batch, g = s.num_gates;
   const std::vector<Step> order = chain_steps(cfg, false);
   const u64 steps = order.size();
   // Last ELEM of a step issued -> unit 0 of that step counted by the sequencer:
-  // token register, chain (drain delay, one hop per PE, result relay), the
-  // unit's G gate results, the FW datapath, the unit counter.
-  const u64 dep = 1 + l.drain_delay + p + 2 + 1 + (g - 1) + l.act_fw;
+  // token register, chain (broadcast tree, drain delay, one hop per PE of a
+  // chain, result relay, join tree), the unit's G gate results, the FW
+  // datapath, the unit counter.
+  const u64 dep = 1 + l.bcast + l.drain_delay + t.chain_len() + 2 + l.join_fw + 1 + (g - 1) + l.act_fw;
   const u64 st = state_start(cfg, s, t);
   // The first ELEM needs the initial state loaded (B*H or 2*B*H words, one
   // per cycle) and the step's xp (G*H words, one per cycle, packed into units).
@@ -191,9 +220,9 @@ u64 backward_cycles(const Config& cfg, const EngineTiming& t) {
   const u64 steps = order.size();
   const u64 waves = s.rows;
   // REDUCE issued -> unit u of its step counted (+ u): token register, the
-  // partials' trip through every PE, the chain output, the launch register,
-  // the BW datapath, the unit counter.
-  const u64 dep = 4 + p * l.reduce_hop + l.act_bw;
+  // broadcast tree, the partials' trip through every PE of a chain, the adder
+  // tree, the chain output, the launch register, the BW datapath, the unit counter.
+  const u64 dep = 4 + l.bcast + static_cast<u64>(t.chain_len()) * l.reduce_hop + l.join_bw + l.act_bw;
   const u64 st = state_start(cfg, s, t);
   // The first REDUCE needs the carry loaded (B*H words, one per cycle) and the
   // step's H gate-store records (prefetched from S_STATE on); its dh words

@@ -70,29 +70,50 @@ FARNN_INLINE void forward_blocks(const uint32_t* w, int cols, const float* h, in
     for (int i = 0; i < N; ++i) store(dst[i] + off + r * kLanes, a[r][i]);
 }
 
-// R column blocks (at col, col+16, ...) for N sequences at once.
+// R column blocks (at col, col+16, ...) for N sequences at once. Each chain's
+// sum starts at -0 and takes its PEs' partials in order; `chain` (chains*R*N
+// vectors of 16 words) holds them until the tree adds them (tree_sum's pairing).
 template <int R, int N>
-FARNN_INLINE void backward_blocks(const ChainMatrix& m, int pes, const float* d, int d_stride, uint32_t* const* dh,
-                                  int col) {
-  u32v sum[R][N], part[R][N] = {};
-  for (int r = 0; r < R; ++r)
-    for (int i = 0; i < N; ++i) sum[r][i] = u32v{} + kNegZero;
+FARNN_INLINE void backward_blocks(const ChainMatrix& m, int num_pe, int chains, const float* d, int d_stride,
+                                  uint32_t* const* dh, int col, uint32_t* chain) {
   const size_t stride = static_cast<size_t>(m.padded_cols);
-  for (int p = 0; p < pes; ++p) {
-    for (int k = p; k < m.rows; k += pes) {
-      for (int r = 0; r < R; ++r) {
-        const u32v w = load(&m.bw[static_cast<size_t>(k) * stride + col + r * kLanes]);
-        for (int i = 0; i < N; ++i) {
-          const u32v prod = mul(w, d[i * d_stride + k]);
-          part[r][i] = k == p ? prod : add(part[r][i], prod);
+  const int per_chain = num_pe / chains, pes = std::min(num_pe, m.rows);
+  constexpr size_t kBlock = static_cast<size_t>(R) * N * kLanes;  // words of one chain's sums
+  for (int ch = 0; ch < chains; ++ch) {
+    u32v sum[R][N], part[R][N] = {};
+    for (int r = 0; r < R; ++r)
+      for (int i = 0; i < N; ++i) sum[r][i] = u32v{} + kNegZero;
+    // PEs past the last row add -0, which leaves every flushed sum unchanged.
+    for (int p = ch * per_chain; p < std::min((ch + 1) * per_chain, pes); ++p) {
+      for (int k = p; k < m.rows; k += num_pe) {
+        for (int r = 0; r < R; ++r) {
+          const u32v w = load(&m.bw[static_cast<size_t>(k) * stride + col + r * kLanes]);
+          for (int i = 0; i < N; ++i) {
+            const u32v prod = mul(w, d[i * d_stride + k]);
+            part[r][i] = k == p ? prod : add(part[r][i], prod);
+          }
         }
       }
+      for (int r = 0; r < R; ++r)
+        for (int i = 0; i < N; ++i) sum[r][i] = add(sum[r][i], part[r][i]);
+    }
+    if (chains == 1) {
+      for (int r = 0; r < R; ++r)
+        for (int i = 0; i < N; ++i) store(dh[i] + col + r * kLanes, sum[r][i]);
+      return;
     }
     for (int r = 0; r < R; ++r)
-      for (int i = 0; i < N; ++i) sum[r][i] = add(sum[r][i], part[r][i]);
+      for (int i = 0; i < N; ++i) store(chain + ch * kBlock + (r * N + i) * kLanes, sum[r][i]);
+  }
+  // The chains' adder tree: level by level, pairs (2i, 2i+1), an odd last one passed on.
+  for (int n = chains; n > 1; n = (n + 1) / 2) {
+    for (int i = 0; i < n / 2; ++i)
+      for (size_t v = 0; v < kBlock; v += kLanes)
+        store(chain + i * kBlock + v, add(load(chain + 2 * i * kBlock + v), load(chain + (2 * i + 1) * kBlock + v)));
+    if (n % 2) std::copy_n(chain + (n - 1) * kBlock, kBlock, chain + (n / 2) * kBlock);
   }
   for (int r = 0; r < R; ++r)
-    for (int i = 0; i < N; ++i) store(dh[i] + col + r * kLanes, sum[r][i]);
+    for (int i = 0; i < N; ++i) store(dh[i] + col + r * kLanes, load(chain + (r * N + i) * kLanes));
 }
 
 // Sequences per pass (up to 4) and blocks per pass for them: 4, 2, 1, 1.
@@ -157,11 +178,15 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void forward_rows(c
 }
 
 __attribute__((target_clones("avx512f", "avx2", "default"))) void backward_cols(const ChainMatrix& m, int num_pe,
+                                                                               int num_chains,
                                                                                const uint32_t* const* delta,
                                                                                uint32_t* const* dh, int n, int c0,
                                                                                int c1) {
-  // PEs past the last row add -0, which leaves every flushed sum unchanged.
-  const int pes = std::min(num_pe, m.rows);
+  if (num_chains < 1 || num_pe % num_chains != 0) {
+    throw std::invalid_argument("engine kernels: " + std::to_string(num_chains) + " chains do not divide " +
+                                std::to_string(num_pe) + " PEs");
+  }
+  std::vector<uint32_t> chain(static_cast<size_t>(num_chains) * 4 * kLanes);  // R*N <= 4 below
   const std::vector<float> df = flushed(delta, n, m.rows);
   for (int s = 0; s < n; s += 4) {
     const int ns = std::min(4, n - s), group = blocks_for(ns);
@@ -170,18 +195,18 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void backward_cols(
     int col = c0;
     for (; col + group * kLanes <= c1; col += group * kLanes) {
       switch (ns) {
-        case 4: backward_blocks<1, 4>(m, pes, ds, m.rows, out, col); break;
-        case 3: backward_blocks<1, 3>(m, pes, ds, m.rows, out, col); break;
-        case 2: backward_blocks<2, 2>(m, pes, ds, m.rows, out, col); break;
-        default: backward_blocks<4, 1>(m, pes, ds, m.rows, out, col); break;
+        case 4: backward_blocks<1, 4>(m, num_pe, num_chains, ds, m.rows, out, col, chain.data()); break;
+        case 3: backward_blocks<1, 3>(m, num_pe, num_chains, ds, m.rows, out, col, chain.data()); break;
+        case 2: backward_blocks<2, 2>(m, num_pe, num_chains, ds, m.rows, out, col, chain.data()); break;
+        default: backward_blocks<4, 1>(m, num_pe, num_chains, ds, m.rows, out, col, chain.data()); break;
       }
     }
     for (; col < c1; col += kLanes) {
       switch (ns) {
-        case 4: backward_blocks<1, 4>(m, pes, ds, m.rows, out, col); break;
-        case 3: backward_blocks<1, 3>(m, pes, ds, m.rows, out, col); break;
-        case 2: backward_blocks<1, 2>(m, pes, ds, m.rows, out, col); break;
-        default: backward_blocks<1, 1>(m, pes, ds, m.rows, out, col); break;
+        case 4: backward_blocks<1, 4>(m, num_pe, num_chains, ds, m.rows, out, col, chain.data()); break;
+        case 3: backward_blocks<1, 3>(m, num_pe, num_chains, ds, m.rows, out, col, chain.data()); break;
+        case 2: backward_blocks<1, 2>(m, num_pe, num_chains, ds, m.rows, out, col, chain.data()); break;
+        default: backward_blocks<1, 1>(m, num_pe, num_chains, ds, m.rows, out, col, chain.data()); break;
       }
     }
   }

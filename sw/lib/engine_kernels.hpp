@@ -32,10 +32,11 @@ struct ChainMatrix {
 void forward_rows(const ChainMatrix& m, const uint32_t* const* h, uint32_t* const* acc, int n, int q0, int q1);
 
 // BW over columns [c0, c1) (multiples of 16, c1 <= padded_cols): for every
-// sequence s < n, dh[s][c] = (((-0 + partial_0[c]) + partial_1[c]) + ...) over
-// PEs p < min(num_pe, rows), partial_p[c] = sum over rows k = p, p+P, ... in
-// order of U[k][c]*delta[s][k]. dh[s] holds padded_cols words.
-void backward_cols(const ChainMatrix& m, int num_pe, const uint32_t* const* delta, uint32_t* const* dh, int n, int c0,
-                   int c1);
+// sequence s < n, dh[s][c] = the chains' adder tree (engine::tree_sum) over
+// chain sums (((-0 + partial_p[c]) + partial_p+1[c]) + ...), chain q holding
+// PEs q*P/chains .. (q+1)*P/chains - 1; partial_p[c] = sum over rows
+// k = p, p+P, ... in order of U[k][c]*delta[s][k]. dh[s] holds padded_cols words.
+void backward_cols(const ChainMatrix& m, int num_pe, int num_chains, const uint32_t* const* delta,
+                   uint32_t* const* dh, int n, int c0, int c1);
 
 }  // namespace farnn::engine::kernels

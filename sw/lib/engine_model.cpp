@@ -206,6 +206,10 @@ void validate(const Config& cfg, const Weights& w) {
   if (cfg.hidden < 1 || cfg.batch < 1 || cfg.steps < 1 || cfg.num_pe < 1) {
     throw std::invalid_argument("engine model: hidden, batch, steps and num_pe must be >= 1");
   }
+  if (cfg.num_chains < 1 || cfg.num_pe % cfg.num_chains != 0) {
+    throw std::invalid_argument("engine model: num_chains " + std::to_string(cfg.num_chains) +
+                                " must be >= 1 and divide num_pe " + std::to_string(cfg.num_pe));
+  }
   if (!cfg.lengths.empty()) {
     if (cfg.lengths.size() != static_cast<size_t>(cfg.batch)) {
       throw std::invalid_argument("engine model: " + std::to_string(cfg.lengths.size()) + " lengths for batch " +
@@ -286,14 +290,25 @@ std::vector<uint32_t> chain_forward(const Config& cfg, const std::vector<uint32_
   return acc;
 }
 
+uint32_t tree_sum(std::vector<uint32_t> v) {
+  if (v.empty()) throw std::invalid_argument("engine model: tree_sum of nothing");
+  for (size_t n = v.size(); n > 1; n = (n + 1) / 2) {
+    for (size_t i = 0; i < n / 2; ++i) v[i] = add(v[2 * i], v[2 * i + 1]);
+    if (n % 2) v[n / 2] = v[n - 1];
+  }
+  return v[0];
+}
+
 std::vector<uint32_t> chain_backward(const Config& cfg, const std::vector<uint32_t>& u_chain,
                                      const std::vector<uint32_t>& delta_rows) {
-  const int H = cfg.hidden, GH = cfg.gate_rows(), P = cfg.num_pe;
-  std::vector<uint32_t> dh(H, kNegZero);
+  const int H = cfg.hidden, GH = cfg.gate_rows(), P = cfg.num_pe, C = cfg.num_chains;
+  if (C < 1 || P % C != 0) throw std::invalid_argument("engine model: num_chains must divide num_pe");
+  std::vector<std::vector<uint32_t>> sum(static_cast<size_t>(C), std::vector<uint32_t>(H, kNegZero));
   std::vector<uint32_t> partial(H);
   for (int p = 0; p < P; ++p) {
+    std::vector<uint32_t>& chain = sum[static_cast<size_t>(p / (P / C))];
     if (p >= GH) {  // no rows: the PE adds -0, which changes nothing
-      for (int c = 0; c < H; ++c) dh[c] = add(dh[c], kNegZero);
+      for (int c = 0; c < H; ++c) chain[c] = add(chain[c], kNegZero);
       continue;
     }
     for (int k = p, lr = 0; k < GH; k += P, ++lr) {
@@ -303,7 +318,12 @@ std::vector<uint32_t> chain_backward(const Config& cfg, const std::vector<uint32
         partial[c] = lr == 0 ? prod : add(partial[c], prod);
       }
     }
-    for (int c = 0; c < H; ++c) dh[c] = add(dh[c], partial[c]);
+    for (int c = 0; c < H; ++c) chain[c] = add(chain[c], partial[c]);
+  }
+  std::vector<uint32_t> dh(H), column(static_cast<size_t>(C));
+  for (int c = 0; c < H; ++c) {
+    for (int q = 0; q < C; ++q) column[static_cast<size_t>(q)] = sum[static_cast<size_t>(q)][c];
+    dh[c] = tree_sum(column);
   }
   return dh;
 }
@@ -417,7 +437,7 @@ BackwardResult backward(const Config& cfg, const Weights& w, const std::vector<u
         if (t == cfg.length(b) - 1) std::fill(dh_rec[b].begin() + c0, dh_rec[b].begin() + c1, kNegZero);
         else dp.push_back(rows[b].data()), rp.push_back(dh_rec[b].data());
       }
-      kernels::backward_cols(u, cfg.num_pe, dp.data(), rp.data(), static_cast<int>(dp.size()), c0, c1);
+      kernels::backward_cols(u, cfg.num_pe, cfg.num_chains, dp.data(), rp.data(), static_cast<int>(dp.size()), c0, c1);
       sync();
       for (size_t i = 0; i < slot.size(); ++i) {
         const int b = slot[i];
@@ -436,7 +456,7 @@ BackwardResult backward(const Config& cfg, const Weights& w, const std::vector<u
     // Final reduction: dh0 = U^T delta_0 (+ the GRU direct term), dc0 = carry.
     dp.clear(), rp.clear();
     for (int b = 0; b < B; ++b) dp.push_back(rows[b].data()), rp.push_back(dh_rec[b].data());
-    kernels::backward_cols(u, cfg.num_pe, dp.data(), rp.data(), B, c0, c1);
+    kernels::backward_cols(u, cfg.num_pe, cfg.num_chains, dp.data(), rp.data(), B, c0, c1);
     sync();
     for (int b = 0; b < B; ++b) {
       for (int j = j0; j < j1; ++j) {

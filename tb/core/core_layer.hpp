@@ -45,8 +45,8 @@ inline HostLayer place_layer(CoreHarness& hx, const engine::Config& cfg, int ban
   l.bank = bank;
   Rng rng(hx.rng().u64());
   l.lc = make_layer_case(rng, cfg, 3);
-  l.fw = engine::forward(cfg, l.lc.weights, l.lc.xp, l.lc.state_in_fw);
-  l.bw = engine::backward(cfg, l.lc.weights, l.fw.records, l.lc.dh_bits, l.lc.carry_in);
+  l.fw = engine::forward(as_built(cfg), l.lc.weights, l.lc.xp, l.lc.state_in_fw);
+  l.bw = engine::backward(as_built(cfg), l.lc.weights, l.fw.records, l.lc.dh_bits, l.lc.carry_in);
   const auto image = engine::load_image(cfg, l.lc.weights, hx.params().layout());
   l.weights = hx.alloc_words(image, 64);
   l.weight_bytes = static_cast<uint32_t>(image.size() * 4);

@@ -8,10 +8,16 @@
 #include "farnn/engine_cycles.hpp"
 #include "farnn/engine_model.hpp"
 
+// A build that does not name NumChains has one chain (the RTL's default).
+#ifndef FARNN_PARAM_NumChains
+#define FARNN_PARAM_NumChains 1
+#endif
+
 namespace farnn::tb {
 
 struct EngineParams {
   int num_pe = FARNN_PARAM_NumPe;
+  int num_chains = FARNN_PARAM_NumChains;
   int weight_depth = FARNN_PARAM_WeightDepth;  // per bank
   int num_banks = FARNN_PARAM_NumBanks;
   int weight_lanes = FARNN_PARAM_WeightLanes;
@@ -27,14 +33,20 @@ struct EngineParams {
   }
   // The cycle model's view of this engine, with a gate store answering after mem_latency cycles.
   engine::EngineTiming timing(int mem_latency) const {
-    return {num_pe, mul_latency, add_latency, mem_latency, fifo_depth(), weight_lanes};
+    return {num_pe, mul_latency, add_latency, mem_latency, fifo_depth(), weight_lanes, num_chains};
   }
   std::string describe() const {
-    return "NumPe=" + std::to_string(num_pe) + " WeightDepth=" + std::to_string(weight_depth) +
+    return "NumPe=" + std::to_string(num_pe) + " NumChains=" + std::to_string(num_chains) + " WeightDepth=" + std::to_string(weight_depth) +
            " NumBanks=" + std::to_string(num_banks) + " WeightLanes=" + std::to_string(weight_lanes) +
            " MaxHidden=" + std::to_string(max_hidden) + " MaxBatch=" + std::to_string(max_batch) +
            " MulLatency=" + std::to_string(mul_latency) + " AddLatency=" + std::to_string(add_latency);
   }
 };
+
+// A model configuration as this engine computes it (its chains' reduction order).
+inline engine::Config as_built(engine::Config cfg) {
+  cfg.num_chains = FARNN_PARAM_NumChains;
+  return cfg;
+}
 
 }  // namespace farnn::tb

@@ -74,8 +74,8 @@ inline ModelLayer model_layer(const engine::Config& cfg, uint64_t seed, int inpu
   Rng rng(seed);
   ModelLayer l;
   l.lc = make_layer_case(rng, cfg, input);
-  l.fw = engine::forward(cfg, l.lc.weights, l.lc.xp, l.lc.state_in_fw);
-  l.bw = engine::backward(cfg, l.lc.weights, l.fw.records, l.lc.dh_bits, l.lc.carry_in);
+  l.fw = engine::forward(as_built(cfg), l.lc.weights, l.lc.xp, l.lc.state_in_fw);
+  l.bw = engine::backward(as_built(cfg), l.lc.weights, l.fw.records, l.lc.dh_bits, l.lc.carry_in);
   l.expected_delta = engine::reverse_time(cfg, l.bw.delta, engine::kDeltaWords);
   return l;
 }
@@ -106,8 +106,8 @@ inline LayerRun run_layer(EngineHarness& hx, const LayerCase& lc) {
   const engine::Config& cfg = lc.cfg;
   const uint64_t budget = cycle_budget(cfg, hx.params());
   LayerRun r;
-  r.model_fw = engine::forward(cfg, lc.weights, lc.xp, lc.state_in_fw);
-  r.model_bw = engine::backward(cfg, lc.weights, r.model_fw.records, lc.dh_bits, lc.carry_in);
+  r.model_fw = engine::forward(as_built(cfg), lc.weights, lc.xp, lc.state_in_fw);
+  r.model_bw = engine::backward(as_built(cfg), lc.weights, r.model_fw.records, lc.dh_bits, lc.carry_in);
   r.expected_delta = engine::reverse_time(cfg, r.model_bw.delta, engine::kDeltaWords);
   r.useful_macs = static_cast<uint64_t>(cfg.packed_steps()) * cfg.gate_rows() * cfg.hidden;
 

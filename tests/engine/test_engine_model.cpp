@@ -96,13 +96,16 @@ uint32_t special_word(Rng& rng) {
 
 // The fast kernels against the operator-by-operator definitions: sizes around
 // the 16-lane blocks (H = 70: more than 4 blocks of rows and of columns, the
-// kernels' widest groups), several chain lengths, 1..5 sequences per call.
+// kernels' widest groups), several chain lengths and numbers of chains (odd
+// counts pass a sum past a level of the tree), 1..5 sequences per call.
 TEST(EngineModel, KernelsEqualChainDefinitions) {
   Rng rng(2024);
+  const std::pair<int, int> shapes[] = {{1, 1}, {3, 1}, {3, 3}, {16, 1}, {16, 4}, {16, 16}, {14, 7}, {200, 1}, {200, 5}};
   for (Cell cell : {Cell::kLstm, Cell::kGru}) {
     for (int H : {1, 5, 16, 17, 40, 70}) {
-      for (int pes : {1, 3, 16, 200}) {
-        const engine::Config cfg{cell, H, 1, 1, pes};
+      for (const auto& [pes, chains] : shapes) {
+        engine::Config cfg{cell, H, 1, 1, pes};
+        cfg.num_chains = chains;
         const int GH = cfg.gate_rows();
         std::vector<uint32_t> u(static_cast<size_t>(GH) * H);
         for (auto& w : u) w = special_word(rng);
@@ -118,10 +121,10 @@ TEST(EngineModel, KernelsEqualChainDefinitions) {
             hp.push_back(h[s].data()), dp.push_back(d[s].data()), ap.push_back(acc[s].data()), rp.push_back(dh[s].data());
           }
           engine::kernels::forward_rows(m, hp.data(), ap.data(), n, 0, m.blocks);
-          engine::kernels::backward_cols(m, pes, dp.data(), rp.data(), n, 0, m.padded_cols);
+          engine::kernels::backward_cols(m, pes, chains, dp.data(), rp.data(), n, 0, m.padded_cols);
           for (int s = 0; s < n; ++s) {
             SCOPED_TRACE(std::string(engine::cell_name(cell)) + " H=" + std::to_string(H) + " P=" +
-                         std::to_string(pes) + " n=" + std::to_string(n) + " s=" + std::to_string(s));
+                         std::to_string(pes) + " C=" + std::to_string(chains) + " n=" + std::to_string(n) + " s=" + std::to_string(s));
             ASSERT_EQ(acc[s], engine::chain_forward(cfg, u, h[s]));
             ASSERT_EQ(std::vector<uint32_t>(dh[s].begin(), dh[s].begin() + H), engine::chain_backward(cfg, u, d[s]));
           }
@@ -154,6 +157,26 @@ TEST(EngineModel, ThreadsDoNotChangeResults) {
       EXPECT_EQ(bw.state_out, bw1.state_out) << threads << " threads";
     }
   }
+}
+
+// The chains' tree pairs neighbours level by level: with 4 chains it adds
+// (s0 + s1) + (s2 + s3), which rounds differently from a running sum; with
+// 5 the last one waits for the top level. Chains must divide the PEs.
+TEST(EngineModel, ChainSumsMeetInATree) {
+  const uint32_t big = bits(1e8f), one = bits(1.0f), minus_big = bits(-1e8f);
+  EXPECT_EQ(engine::tree_sum({big, one, minus_big, one}), bits(0.0f));  // a running sum gives 1
+  EXPECT_EQ(engine::tree_sum({big, one, minus_big, one, one}), bits(1.0f));
+  EXPECT_EQ(engine::tree_sum({one}), one);
+  EXPECT_THROW(engine::tree_sum({}), std::invalid_argument);
+  // LSTM H = 1 on 4 PEs (rows 0-3): 2 chains reduce rows {0, 1} and {2, 3}.
+  engine::Config cfg{Cell::kLstm, 1, 1, 1, 4};
+  cfg.num_chains = 2;
+  const std::vector<uint32_t> u = {one, one, one, one}, d = {big, one, minus_big, one};
+  EXPECT_EQ(engine::chain_backward(cfg, u, d), std::vector<uint32_t>{bits(0.0f)});
+  cfg.num_chains = 1;  // (((-0 + 1e8) + 1) + -1e8) + 1
+  EXPECT_EQ(engine::chain_backward(cfg, u, d), std::vector<uint32_t>{one});
+  cfg.num_chains = 3;
+  EXPECT_THROW(engine::chain_backward(cfg, u, d), std::invalid_argument);
 }
 
 // With fewer rows than PEs the idle PEs add -0 and change nothing.

@@ -22,7 +22,15 @@ struct EngineTiming {
   int mem_latency = 1;  // gate store: request accepted -> response offered, cycles
   int fifo_depth = 64;  // the engine's stream FIFOs: 2^ceil(log2(2*MaxHidden)) entries
   int weight_lanes = 16;  // words per weight-stream beat
+  int num_chains = 1;     // pe_chain's chains of num_pe / num_chains PEs
+  int chain_len() const { return num_pe / num_chains; }
 };
+
+// Register levels of pe_chain's trees (engine_pkg::bcast_depth / join_depth):
+// the broadcast to the chain heads (fan-out 4) and the join of the chain tails
+// (binary; an adder of add_latency per level in BW).
+int bcast_depth(int num_chains);
+int join_depth(int num_chains);
 
 // Issue rules of the sequencer (rtl/engine/sequencer.sv, S_DERIVE), shared by
 // the model and the documentation of the schedule.

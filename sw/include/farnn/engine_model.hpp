@@ -45,6 +45,9 @@ struct Config {
   int steps = 1;
   int num_pe = 1;
   std::vector<int> lengths = {};  // per sequence, 1..steps; empty: every sequence runs `steps`
+  // The PEs form num_chains chains of num_pe/num_chains (it must divide
+  // num_pe); BW adds the chains' reductions in a tree (tree_sum).
+  int num_chains = 1;
   int gate_rows() const { return gates(cell) * hidden; }
   int length(int b) const { return lengths.empty() ? steps : lengths[static_cast<size_t>(b)]; }
   // Sequences still running at step t, and the packed steps before step t.
@@ -133,9 +136,13 @@ BackwardResult backward(const Config& cfg, const Weights& w, const std::vector<u
 std::vector<uint32_t> chain_forward(const Config& cfg, const std::vector<uint32_t>& u_chain,
                                     const std::vector<uint32_t>& h_prev);
 // BW chain: per PE p, partial[c] = sum over its rows lr in order of U[k][c]*delta[k];
-// then dh_rec[c] = (((-0 + partial_0[c]) + partial_1[c]) + ...) over PEs in order.
+// per chain q, sum_q[c] = (((-0 + partial_first[c]) + partial_next[c]) + ...) over
+// its PEs in order; dh_rec[c] = tree_sum of sum_0[c] .. sum_{num_chains-1}[c].
 std::vector<uint32_t> chain_backward(const Config& cfg, const std::vector<uint32_t>& u_chain,
                                      const std::vector<uint32_t>& delta_rows);
+// The chains' adder tree (pe_chain's): level by level, v[i] = v[2i] + v[2i+1],
+// an odd last element passed to the next level unchanged; v[0] at the end.
+uint32_t tree_sum(std::vector<uint32_t> v);
 // U reordered to chain rows: u_chain[k*H + c].
 std::vector<uint32_t> to_chain_rows(const Config& cfg, const std::vector<uint32_t>& w_hh);
 

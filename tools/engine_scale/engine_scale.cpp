@@ -1,0 +1,104 @@
+// engine_scale: the cycle model (sw/lib/engine_cycles.cpp) at device-scale
+// design points that cannot be Verilated in reasonable time. For each point
+// (name, NumPe, NumChains), LSTM and GRU, H in {64, 128, 256, 512, 1024} and
+// B in {1, 4, 16}, T = 20: FORWARD and BACKWARD cycles per step, the MAC bound
+// per step (G*H*H*B / NumPe), MAC utilization and microseconds per step at the
+// clock `make synth` estimates (or --clock-mhz). The latencies are the P16 and
+// P256 builds' (MulLatency 3, AddLatency 4, gate store 30 cycles). The model is
+// the one `make test` checks cycle-exact against every Verilated engine build.
+//   engine_scale --point vu9p:816:51 --point u250:1216:76 --json out.json
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "farnn/engine_cycles.hpp"
+#include "synth_clock.hpp"
+
+namespace {
+
+using namespace farnn;
+using nlohmann::json;
+
+struct Point {
+  std::string name;
+  int pes = 0, chains = 0;
+};
+
+Point parse_point(const std::string& s) {
+  const size_t a = s.find(':'), b = s.find(':', a == std::string::npos ? a : a + 1);
+  if (a == std::string::npos || b == std::string::npos)
+    throw std::invalid_argument("--point " + s + ": expected NAME:PES:CHAINS");
+  Point p{s.substr(0, a), std::stoi(s.substr(a + 1, b - a - 1)), std::stoi(s.substr(b + 1))};
+  if (p.pes < 1 || p.chains < 1) throw std::invalid_argument("--point " + s + ": PES and CHAINS must be >= 1");
+  return p;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    std::vector<Point> points;
+    std::string json_path = "engine_scale.json";
+    double clock_mhz = 0;
+    for (int i = 1; i < argc; ++i) {
+      const std::string arg = argv[i];
+      if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
+      const std::string val = argv[++i];
+      if (arg == "--point") points.push_back(parse_point(val));
+      else if (arg == "--json") json_path = val;
+      else if (arg == "--clock-mhz") clock_mhz = std::stod(val);
+      else throw std::invalid_argument("unknown option " + arg + " (--point NAME:PES:CHAINS, --json, --clock-mhz)");
+    }
+    if (points.empty()) throw std::invalid_argument("give at least one --point NAME:PES:CHAINS");
+    const bool given = clock_mhz > 0;
+    if (!given) clock_mhz = tb::synth_clock_mhz();
+    constexpr int kSteps = 20;
+    json out{{"benchmark", "engine_scale"},
+             {"model", "sw/lib/engine_cycles.cpp"},
+             {"clock_mhz", clock_mhz},
+             {"clock_source", given ? "--clock-mhz" : "make synth estimate (docs/capacity.md)"},
+             {"steps", kSteps},
+             {"mul_latency", 3},
+             {"add_latency", 4},
+             {"gate_store_latency", 30},
+             {"points", json::array()}};
+    for (const Point& pt : points) {
+      json rows = json::array();
+      for (engine::Cell cell : {engine::Cell::kLstm, engine::Cell::kGru}) {
+        for (int h : {64, 128, 256, 512, 1024}) {
+          for (int b : {1, 4, 16}) {
+            const engine::Config cfg{cell, h, b, kSteps, pt.pes};
+            int fifo = 1;
+            while (fifo < 2 * h) fifo *= 2;
+            const engine::EngineTiming t{pt.pes, 3, 4, 30, fifo, 16, pt.chains};
+            const double fw = static_cast<double>(engine::forward_cycles(cfg, t)) / kSteps;
+            const double bw = static_cast<double>(engine::backward_cycles(cfg, t)) / kSteps;
+            const double bound = static_cast<double>(engine::gates(cell)) * h * h * b / pt.pes;
+            rows.push_back(json{{"cell", engine::cell_name(cell)},
+                                {"hidden", h},
+                                {"batch", b},
+                                {"mac_bound_per_step", bound},
+                                {"forward", {{"cycles_per_step", fw}, {"mac_utilization", bound / fw},
+                                             {"us_per_step", fw / clock_mhz}}},
+                                {"backward", {{"cycles_per_step", bw}, {"mac_utilization", bound / bw},
+                                              {"us_per_step", bw / clock_mhz}}}});
+            std::printf("%-6s P=%4d C=%3d %-4s H=%4d B=%2d  FW %8.0f cyc/step %5.1f%% %8.2f us  "
+                        "BW %8.0f cyc/step %5.1f%% %8.2f us\n",
+                        pt.name.c_str(), pt.pes, pt.chains, engine::cell_name(cell), h, b, fw, 100 * bound / fw,
+                        fw / clock_mhz, bw, 100 * bound / bw, bw / clock_mhz);
+          }
+        }
+      }
+      out["points"].push_back(json{{"name", pt.name}, {"num_pe", pt.pes}, {"num_chains", pt.chains}, {"rows", rows}});
+    }
+    std::ofstream(json_path) << out.dump(2) << "\n";
+    std::printf("wrote %s\n", json_path.c_str());
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "engine_scale: %s\n", e.what());
+    return 1;
+  }
+}
