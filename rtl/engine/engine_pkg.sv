@@ -90,10 +90,14 @@ package engine_pkg;
     fw_elem_spacing = (rows > add_lat + 2) ? rows : add_lat + 2;
   endfunction
   // FW: a step's last ELEM comes at least this many cycles after the previous
-  // step's: the previous results must have left the drain slots of every PE.
+  // step's: the previous results must have left the drain slots of every PE
+  // (PE p drains its last row (rows-1)*num_pe + p cycles after its first; with
+  // fewer gate rows than PEs only PEs p < gate_rows hold one).
   function automatic int unsigned fw_result_gap(input int unsigned rows, input int unsigned num_pe,
-                                                input int unsigned mul_lat, input int unsigned add_lat);
-    fw_result_gap = rows * num_pe + pe_drain_delay(mul_lat, add_lat) + 4;
+                                                input int unsigned gate_rows, input int unsigned mul_lat,
+                                                input int unsigned add_lat);
+    fw_result_gap = (rows - 1) * num_pe + ((gate_rows < num_pe) ? gate_rows : num_pe) +
+                    pe_drain_delay(mul_lat, add_lat) + 4;
   endfunction
   // BW: start-to-start spacing of the waves of delta rows: a PE's H MACs per
   // row, the adder's revisit distance, one token per PE.

@@ -555,7 +555,7 @@ module sequencer #(
         bh_d     = CW'(bat_q) * hid_cw;
         // The spacing rules (engine_pkg, "The sequencer's spacing rules").
         s_fw_d   = 16'(engine_pkg::fw_elem_spacing(32'(quo_q) + 32'(rem_q != 0), La));
-        l_res_d  = engine_pkg::fw_result_gap(32'(quo_q) + 32'(rem_q != 0), NumPe, Lm, La);
+        l_res_d  = engine_pkg::fw_result_gap(32'(quo_q) + 32'(rem_q != 0), NumPe, 32'(gh_q), Lm, La);
         s_bw_d   = 16'(engine_pkg::bw_wave_spacing(32'(hid_q), NumPe, La));
         p_last_d = (rem_q == 0) ? 16'(NumPe) : 16'(rem_q);
         s_red_d  = 16'(engine_pkg::bw_reduce_gap(32'(hid_q), (rem_q == 0) ? NumPe : 32'(rem_q),

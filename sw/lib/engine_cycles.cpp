@@ -142,7 +142,7 @@ Schedule Schedule::of(const Config& cfg, const EngineTiming& t) {
   s.tokens_last_wave = gh % p == 0 ? p : gh % p;
   // engine_pkg's spacing rules, by the same names.
   s.spacing_fw = std::max(s.rows, la + 2);                                           // fw_elem_spacing
-  s.result_gap = s.rows * p + latencies(cfg.cell, t).drain_delay + 4;                // fw_result_gap
+  s.result_gap = (s.rows - 1) * p + std::min(gh, p) + latencies(cfg.cell, t).drain_delay + 4;  // fw_result_gap
   s.spacing_bw = std::max({h, la + 2, p});                                           // bw_wave_spacing
   const int len = t.chain_len();  // bw_reduce_gap: the last chain the last wave reaches
   s.reduce_gap = std::max((h > la + 2 ? h + lm : la + 2 + lm) + (s.tokens_last_wave - 1) / len * len,
