@@ -395,8 +395,8 @@ module pe #(
 
   // ------------------------------------------------------------ FW drain
   // Results of a step's last element go to the result RAM; PE p drains row lr
-  // at (last token arrival) + 1 + DrainDelay + p + lr*NumPe (p counts over the
-  // whole chain, so every chain's tail emits rows in order, one per cycle).
+  // at (last token arrival) + 1 + DrainDelay + p + lr*NumPe (p = PeIndex, over
+  // all NumPe PEs, so the chains' tails take turns: rows in order, one per cycle).
   logic res_we;
   assign res_we = mac_add_out && info_add_out[InfoWidth-2] && info_add_out[AccWidth];  // fw, last
 
