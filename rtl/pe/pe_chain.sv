@@ -62,35 +62,18 @@ module pe_chain #(
   output logic [NumPe-1:0]       wload_o
 );
 
-  localparam int unsigned N = NumPe + 1;  // link slots: input of PE i is slot i
-
-  logic [N-1:0]             cfg_bw;
-  logic [N*HiddenWidth-1:0] cfg_hidden;
-  logic [N*RowsWidth-1:0]   cfg_rows_base;
-  logic [N*PeWidth-1:0]     cfg_rows_extra;
-  logic [N-1:0]             tok_valid, tok_first, tok_last, tok_zero;
-  logic [N*2-1:0]           tok_op;
-  logic [N*PeWidth-1:0]     tok_pe;
-  logic [N*WAddrWidth-1:0]  tok_addr;
-  logic [N*32-1:0]          tok_data;
-  logic [N-1:0]             res_valid, res_zero;
-  logic [N*32-1:0]          res_data;
-
-  assign cfg_bw[0]                     = cfg_bw_i;
-  assign cfg_hidden[0 +: HiddenWidth]  = cfg_hidden_i;
-  assign cfg_rows_base[0 +: RowsWidth] = cfg_rows_base_i;
-  assign cfg_rows_extra[0 +: PeWidth]  = cfg_rows_extra_i;
-  assign tok_valid[0]                  = tok_valid_i;
-  assign tok_op[0 +: 2]                = tok_op_i;
-  assign tok_first[0]                  = tok_first_i;
-  assign tok_last[0]                   = tok_last_i;
-  assign tok_zero[0]                   = tok_zero_i;
-  assign tok_pe[0 +: PeWidth]          = tok_pe_i;
-  assign tok_addr[0 +: WAddrWidth]     = tok_addr_i;
-  assign tok_data[0 +: 32]             = tok_data_i;
-  assign res_valid[0]                  = 1'b0;
-  assign res_zero[0]                   = 1'b0;
-  assign res_data[0 +: 32]             = '0;
+  // Links: slot i holds PE i's outputs (a chain head's inputs come from the tree).
+  logic [NumPe-1:0]             cfg_bw;
+  logic [NumPe*HiddenWidth-1:0] cfg_hidden;
+  logic [NumPe*RowsWidth-1:0]   cfg_rows_base;
+  logic [NumPe*PeWidth-1:0]     cfg_rows_extra;
+  logic [NumPe-1:0]             tok_valid, tok_first, tok_last, tok_zero;
+  logic [NumPe*2-1:0]           tok_op;
+  logic [NumPe*PeWidth-1:0]     tok_pe;
+  logic [NumPe*WAddrWidth-1:0]  tok_addr;
+  logic [NumPe*32-1:0]          tok_data;
+  logic [NumPe-1:0]             res_valid, res_zero;
+  logic [NumPe*32-1:0]          res_data;
 
   // Weight bus: group 0 takes the loader's register, each further group
   // registers it once more.
@@ -171,21 +154,21 @@ module pe_chain #(
       assign in_res_zero  = 1'b0;
       assign in_res_data  = '0;
     end else begin : g_link
-      assign in_cfg_bw         = cfg_bw[i];
-      assign in_cfg_hidden     = cfg_hidden[i*HiddenWidth +: HiddenWidth];
-      assign in_cfg_rows_base  = cfg_rows_base[i*RowsWidth +: RowsWidth];
-      assign in_cfg_rows_extra = cfg_rows_extra[i*PeWidth +: PeWidth];
-      assign in_tok_valid      = tok_valid[i];
-      assign in_tok_op         = tok_op[i*2 +: 2];
-      assign in_tok_first      = tok_first[i];
-      assign in_tok_last       = tok_last[i];
-      assign in_tok_zero       = tok_zero[i];
-      assign in_tok_pe         = tok_pe[i*PeWidth +: PeWidth];
-      assign in_tok_addr       = tok_addr[i*WAddrWidth +: WAddrWidth];
-      assign in_tok_data       = tok_data[i*32 +: 32];
-      assign in_res_valid      = res_valid[i];
-      assign in_res_zero       = res_zero[i];
-      assign in_res_data       = res_data[i*32 +: 32];
+      assign in_cfg_bw         = cfg_bw[i-1];
+      assign in_cfg_hidden     = cfg_hidden[(i-1)*HiddenWidth +: HiddenWidth];
+      assign in_cfg_rows_base  = cfg_rows_base[(i-1)*RowsWidth +: RowsWidth];
+      assign in_cfg_rows_extra = cfg_rows_extra[(i-1)*PeWidth +: PeWidth];
+      assign in_tok_valid      = tok_valid[i-1];
+      assign in_tok_op         = tok_op[(i-1)*2 +: 2];
+      assign in_tok_first      = tok_first[i-1];
+      assign in_tok_last       = tok_last[i-1];
+      assign in_tok_zero       = tok_zero[i-1];
+      assign in_tok_pe         = tok_pe[(i-1)*PeWidth +: PeWidth];
+      assign in_tok_addr       = tok_addr[(i-1)*WAddrWidth +: WAddrWidth];
+      assign in_tok_data       = tok_data[(i-1)*32 +: 32];
+      assign in_res_valid      = res_valid[i-1];
+      assign in_res_zero       = res_zero[i-1];
+      assign in_res_data       = res_data[(i-1)*32 +: 32];
     end
     pe #(
       .NumPe      (NumPe),
@@ -202,10 +185,10 @@ module pe_chain #(
       .cfg_hidden_i    (in_cfg_hidden),
       .cfg_rows_base_i (in_cfg_rows_base),
       .cfg_rows_extra_i(in_cfg_rows_extra),
-      .cfg_bw_o        (cfg_bw[i+1]),
-      .cfg_hidden_o    (cfg_hidden[(i+1)*HiddenWidth +: HiddenWidth]),
-      .cfg_rows_base_o (cfg_rows_base[(i+1)*RowsWidth +: RowsWidth]),
-      .cfg_rows_extra_o(cfg_rows_extra[(i+1)*PeWidth +: PeWidth]),
+      .cfg_bw_o        (cfg_bw[i]),
+      .cfg_hidden_o    (cfg_hidden[i*HiddenWidth +: HiddenWidth]),
+      .cfg_rows_base_o (cfg_rows_base[i*RowsWidth +: RowsWidth]),
+      .cfg_rows_extra_o(cfg_rows_extra[i*PeWidth +: PeWidth]),
       .tok_valid_i     (in_tok_valid),
       .tok_op_i        (in_tok_op),
       .tok_first_i     (in_tok_first),
@@ -214,39 +197,39 @@ module pe_chain #(
       .tok_pe_i        (in_tok_pe),
       .tok_addr_i      (in_tok_addr),
       .tok_data_i      (in_tok_data),
-      .tok_valid_o     (tok_valid[i+1]),
-      .tok_op_o        (tok_op[(i+1)*2 +: 2]),
-      .tok_first_o     (tok_first[i+1]),
-      .tok_last_o      (tok_last[i+1]),
-      .tok_zero_o      (tok_zero[i+1]),
-      .tok_pe_o        (tok_pe[(i+1)*PeWidth +: PeWidth]),
-      .tok_addr_o      (tok_addr[(i+1)*WAddrWidth +: WAddrWidth]),
-      .tok_data_o      (tok_data[(i+1)*32 +: 32]),
+      .tok_valid_o     (tok_valid[i]),
+      .tok_op_o        (tok_op[i*2 +: 2]),
+      .tok_first_o     (tok_first[i]),
+      .tok_last_o      (tok_last[i]),
+      .tok_zero_o      (tok_zero[i]),
+      .tok_pe_o        (tok_pe[i*PeWidth +: PeWidth]),
+      .tok_addr_o      (tok_addr[i*WAddrWidth +: WAddrWidth]),
+      .tok_data_o      (tok_data[i*32 +: 32]),
       .wld_valid_i     (wld_valid),
       .wld_addr_i      (wb_addr[Q*WAddrWidth +: WAddrWidth]),
       .wld_data_i      (wb_data[(Q*Lanes + L)*32 +: 32]),
       .res_valid_i     (in_res_valid),
       .res_zero_i      (in_res_zero),
       .res_data_i      (in_res_data),
-      .res_valid_o     (res_valid[i+1]),
-      .res_zero_o      (res_zero[i+1]),
-      .res_data_o      (res_data[(i+1)*32 +: 32]),
+      .res_valid_o     (res_valid[i]),
+      .res_zero_o      (res_zero[i]),
+      .res_data_o      (res_data[i*32 +: 32]),
       .mac_o           (mac_o[i]),
       .wload_o         (wload_o[i])
     );
   end
 
   if (NumChains == 1) begin : g_one_chain
-    assign res_valid_o = res_valid[NumPe];
-    assign res_zero_o  = res_zero[NumPe];
-    assign res_data_o  = res_data[NumPe*32 +: 32];
+    assign res_valid_o = res_valid[NumPe-1];
+    assign res_zero_o  = res_zero[NumPe-1];
+    assign res_data_o  = res_data[(NumPe-1)*32 +: 32];
   end else begin : g_chains
     logic [NumChains-1:0]    tail_valid, tail_zero;
     logic [NumChains*32-1:0] tail_data;
     for (genvar c = 0; c < NumChains; c++) begin : g_tail
-      assign tail_valid[c]          = res_valid[(c+1)*ChainLen];
-      assign tail_zero[c]           = res_zero[(c+1)*ChainLen];
-      assign tail_data[c*32 +: 32]  = res_data[(c+1)*ChainLen*32 +: 32];
+      assign tail_valid[c]          = res_valid[(c+1)*ChainLen-1];
+      assign tail_zero[c]           = res_zero[(c+1)*ChainLen-1];
+      assign tail_data[c*32 +: 32]  = res_data[((c+1)*ChainLen-1)*32 +: 32];
     end
     chain_join #(
       .NumChains (NumChains),
@@ -268,22 +251,18 @@ module pe_chain #(
   logic unused_lanes;
   assign unused_lanes = ^{wb_mask[Groups*Lanes-1 -: Lanes], wb_data[Groups*Lanes*32-1 -: Lanes*32]};
 
-  // Slot c*ChainLen (c = 0 .. NumChains) is a chain's boundary: its
-  // configuration and tokens (the chain input at slot 0, a tail's relay
-  // elsewhere) have no consumer, as the heads take the tree's copies; slot 0's
-  // results are the constant zero above.
-  for (genvar c = 0; c <= NumChains; c++) begin : g_boundary
-    localparam int unsigned S = c * ChainLen;
-    logic unused_slot;
-    assign unused_slot = ^{cfg_bw[S], cfg_hidden[S*HiddenWidth +: HiddenWidth],
-                           cfg_rows_base[S*RowsWidth +: RowsWidth],
-                           cfg_rows_extra[S*PeWidth +: PeWidth], tok_valid[S],
-                           tok_op[S*2 +: 2], tok_first[S], tok_last[S],
-                           tok_zero[S], tok_pe[S*PeWidth +: PeWidth],
-                           tok_addr[S*WAddrWidth +: WAddrWidth], tok_data[S*32 +: 32]};
+  // A chain's last PE relays its configuration and tokens to no one: the next
+  // chain's head takes the tree's copy.
+  for (genvar c = 0; c < NumChains; c++) begin : g_tail_relay
+    localparam int unsigned S = (c + 1) * ChainLen - 1;
+    logic unused_relay;
+    assign unused_relay = ^{cfg_bw[S], cfg_hidden[S*HiddenWidth +: HiddenWidth],
+                            cfg_rows_base[S*RowsWidth +: RowsWidth],
+                            cfg_rows_extra[S*PeWidth +: PeWidth], tok_valid[S],
+                            tok_op[S*2 +: 2], tok_first[S], tok_last[S],
+                            tok_zero[S], tok_pe[S*PeWidth +: PeWidth],
+                            tok_addr[S*WAddrWidth +: WAddrWidth], tok_data[S*32 +: 32]};
   end
-  logic unused_res0;
-  assign unused_res0 = ^{res_valid[0], res_zero[0], res_data[31:0]};
 
 `ifndef SYNTHESIS
   initial begin

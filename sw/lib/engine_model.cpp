@@ -146,6 +146,14 @@ BwUnit bw_gru(uint32_t dh_ext, uint32_t dh_rec, uint32_t carry, const uint32_t* 
   return u;
 }
 
+// num_chains must divide num_pe (engine_model.hpp, Config).
+void check_chains(const Config& cfg) {
+  if (cfg.num_chains < 1 || cfg.num_pe % cfg.num_chains != 0) {
+    throw std::invalid_argument("engine model: num_chains " + std::to_string(cfg.num_chains) +
+                                " must be >= 1 and divide num_pe " + std::to_string(cfg.num_pe));
+  }
+}
+
 }  // namespace
 
 int Config::active_at(int t) const {
@@ -206,10 +214,7 @@ void validate(const Config& cfg, const Weights& w) {
   if (cfg.hidden < 1 || cfg.batch < 1 || cfg.steps < 1 || cfg.num_pe < 1) {
     throw std::invalid_argument("engine model: hidden, batch, steps and num_pe must be >= 1");
   }
-  if (cfg.num_chains < 1 || cfg.num_pe % cfg.num_chains != 0) {
-    throw std::invalid_argument("engine model: num_chains " + std::to_string(cfg.num_chains) +
-                                " must be >= 1 and divide num_pe " + std::to_string(cfg.num_pe));
-  }
+  check_chains(cfg);
   if (!cfg.lengths.empty()) {
     if (cfg.lengths.size() != static_cast<size_t>(cfg.batch)) {
       throw std::invalid_argument("engine model: " + std::to_string(cfg.lengths.size()) + " lengths for batch " +
@@ -302,7 +307,7 @@ uint32_t tree_sum(std::vector<uint32_t> v) {
 std::vector<uint32_t> chain_backward(const Config& cfg, const std::vector<uint32_t>& u_chain,
                                      const std::vector<uint32_t>& delta_rows) {
   const int H = cfg.hidden, GH = cfg.gate_rows(), P = cfg.num_pe, C = cfg.num_chains;
-  if (C < 1 || P % C != 0) throw std::invalid_argument("engine model: num_chains must divide num_pe");
+  check_chains(cfg);
   std::vector<std::vector<uint32_t>> sum(static_cast<size_t>(C), std::vector<uint32_t>(H, kNegZero));
   std::vector<uint32_t> partial(H);
   for (int p = 0; p < P; ++p) {

@@ -26,11 +26,7 @@ struct EngineParams {
   int mul_latency = FARNN_PARAM_MulLatency;
   int add_latency = FARNN_PARAM_AddLatency;
   engine::LoadLayout layout() const { return {num_pe, weight_lanes}; }
-  int fifo_depth() const {  // the engine's stream FIFOs
-    int d = 1;
-    while (d < 2 * max_hidden) d *= 2;
-    return d;
-  }
+  int fifo_depth() const { return engine::stream_fifo_depth(max_hidden); }  // the engine's stream FIFOs
   // The cycle model's view of this engine, with a gate store answering after mem_latency cycles.
   engine::EngineTiming timing(int mem_latency) const {
     return {num_pe, mul_latency, add_latency, mem_latency, fifo_depth(), weight_lanes, num_chains};

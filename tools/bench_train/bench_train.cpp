@@ -127,8 +127,7 @@ json project_hybrid(const Options& o, const std::string& cell, int H, int B, dou
   const engine::Config cfg{engine_cell(cell), H, B, o.steps, o.pes};
   engine::EngineTiming t;
   t.num_pe = o.pes;
-  t.fifo_depth = 1;
-  while (t.fifo_depth < 2 * H) t.fifo_depth *= 2;
+  t.fifo_depth = engine::stream_fifo_depth(H);
   const sim::DdrModel ddr;
   t.mem_latency = static_cast<int>(std::ceil(ddr.latency_max_ns * o.clock_mhz / 1e3));
   const uint64_t fw = engine::forward_cycles(cfg, t), bw = engine::backward_cycles(cfg, t);

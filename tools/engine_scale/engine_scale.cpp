@@ -7,6 +7,7 @@
 // P256 builds' (MulLatency 3, AddLatency 4, gate store 30 cycles). The model is
 // the one `make test` checks cycle-exact against every Verilated engine build.
 //   engine_scale --point vu9p:816:51 --point u250:1216:76 --json out.json
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -22,6 +23,9 @@ namespace {
 using namespace farnn;
 using nlohmann::json;
 
+// The latencies of the P16 and P256 builds, and the gate store of make bench.
+constexpr int kMulLatency = 3, kAddLatency = 4, kStoreLatency = 30, kSteps = 20;
+
 struct Point {
   std::string name;
   int pes = 0, chains = 0;
@@ -31,7 +35,13 @@ Point parse_point(const std::string& s) {
   const size_t a = s.find(':'), b = s.find(':', a == std::string::npos ? a : a + 1);
   if (a == std::string::npos || b == std::string::npos)
     throw std::invalid_argument("--point " + s + ": expected NAME:PES:CHAINS");
-  Point p{s.substr(0, a), std::stoi(s.substr(a + 1, b - a - 1)), std::stoi(s.substr(b + 1))};
+  Point p{s.substr(0, a)};
+  try {
+    p.pes = std::stoi(s.substr(a + 1, b - a - 1));
+    p.chains = std::stoi(s.substr(b + 1));
+  } catch (const std::exception&) {
+    throw std::invalid_argument("--point " + s + ": PES and CHAINS must be integers");
+  }
   if (p.pes < 1 || p.chains < 1) throw std::invalid_argument("--point " + s + ": PES and CHAINS must be >= 1");
   return p;
 }
@@ -39,31 +49,28 @@ Point parse_point(const std::string& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::vector<std::string> specs;
+  std::string json_path = "engine_scale.json";
+  double clock_mhz = 0;
+  CLI::App app{"FARNN engine cycle model at device-scale design points"};
+  app.add_option("--point", specs, "NAME:PES:CHAINS (repeat for several)")->required();
+  app.add_option("--json", json_path, "output file");
+  app.add_option("--clock-mhz", clock_mhz, "clock for the projected times (default: the make synth estimate)")
+      ->check(CLI::PositiveNumber);
+  CLI11_PARSE(app, argc, argv);
   try {
     std::vector<Point> points;
-    std::string json_path = "engine_scale.json";
-    double clock_mhz = 0;
-    for (int i = 1; i < argc; ++i) {
-      const std::string arg = argv[i];
-      if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
-      const std::string val = argv[++i];
-      if (arg == "--point") points.push_back(parse_point(val));
-      else if (arg == "--json") json_path = val;
-      else if (arg == "--clock-mhz") clock_mhz = std::stod(val);
-      else throw std::invalid_argument("unknown option " + arg + " (--point NAME:PES:CHAINS, --json, --clock-mhz)");
-    }
-    if (points.empty()) throw std::invalid_argument("give at least one --point NAME:PES:CHAINS");
+    for (const std::string& spec : specs) points.push_back(parse_point(spec));
     const bool given = clock_mhz > 0;
     if (!given) clock_mhz = tb::synth_clock_mhz();
-    constexpr int kSteps = 20;
     json out{{"benchmark", "engine_scale"},
              {"model", "sw/lib/engine_cycles.cpp"},
              {"clock_mhz", clock_mhz},
              {"clock_source", given ? "--clock-mhz" : "make synth estimate (docs/capacity.md)"},
              {"steps", kSteps},
-             {"mul_latency", 3},
-             {"add_latency", 4},
-             {"gate_store_latency", 30},
+             {"mul_latency", kMulLatency},
+             {"add_latency", kAddLatency},
+             {"gate_store_latency", kStoreLatency},
              {"points", json::array()}};
     for (const Point& pt : points) {
       json rows = json::array();
@@ -71,9 +78,8 @@ int main(int argc, char** argv) {
         for (int h : {64, 128, 256, 512, 1024}) {
           for (int b : {1, 4, 16}) {
             const engine::Config cfg{cell, h, b, kSteps, pt.pes};
-            int fifo = 1;
-            while (fifo < 2 * h) fifo *= 2;
-            const engine::EngineTiming t{pt.pes, 3, 4, 30, fifo, 16, pt.chains};
+            const engine::EngineTiming t{pt.pes, kMulLatency, kAddLatency, kStoreLatency,
+                                         engine::stream_fifo_depth(h), 16, pt.chains};
             const double fw = static_cast<double>(engine::forward_cycles(cfg, t)) / kSteps;
             const double bw = static_cast<double>(engine::backward_cycles(cfg, t)) / kSteps;
             const double bound = static_cast<double>(engine::gates(cell)) * h * h * b / pt.pes;

@@ -26,6 +26,13 @@ struct EngineTiming {
   int chain_len() const { return num_pe / num_chains; }
 };
 
+// Entries of the engine's stream FIFOs for a MaxHidden: 2^ceil(log2(2*MaxHidden)).
+inline int stream_fifo_depth(int max_hidden) {
+  int d = 1;
+  while (d < 2 * max_hidden) d *= 2;
+  return d;
+}
+
 // Register levels of pe_chain's trees (engine_pkg::bcast_depth / join_depth):
 // the broadcast to the chain heads (fan-out 4) and the join of the chain tails
 // (binary; an adder of add_latency per level in BW).
