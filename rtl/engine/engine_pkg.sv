@@ -64,10 +64,28 @@ package engine_pkg;
   // PE timing. A MAC issued at cycle i reads the weight RAM at i, multiplies at
   // i+1, reads the accumulator at i+MulLatency, adds at i+1+MulLatency and
   // writes back at the end of cycle i+1+MulLatency+AddLatency.
-  // Cycles after a FW token's arrival before a PE drains its first result.
+  // FW with fewer than FW_SPLIT_ROWS rows a PE (and H >= 2): two sums per row,
+  // even and odd elements, added on the PE's adder once the step's last
+  // element's sums leave it; an accumulator is revisited every second element.
+  // The second sums sit at accumulator words FW_SPLIT_BASE | lr (a power of two
+  // above every split row index). Below AddLatency + 2 rows, so a gain for every
+  // AddLatency >= 3.
+  localparam int unsigned FW_SPLIT_ROWS = 5;
+  localparam int unsigned FW_SPLIT_BASE = 4;
+  function automatic bit fw_split(input int unsigned rows, input int unsigned hidden);
+    fw_split = (rows < FW_SPLIT_ROWS) && (hidden >= 2);
+  endfunction
+  // Cycles the final adds of split sums wait after the last element's sums
+  // leave the adder, so that they miss its last MACs' accumulator reads (only
+  // where AddLatency + 2 <= FW_SPLIT_ROWS - 1, i.e. AddLatency < 3).
+  function automatic int unsigned fw_split_wait(input int unsigned add_lat);
+    fw_split_wait = (add_lat + 2 < FW_SPLIT_ROWS) ? FW_SPLIT_ROWS - 2 - add_lat : 0;
+  endfunction
+  // Cycles after a FW token's arrival before a PE drains its first result
+  // (split: the final add, fw_split_wait + AddLatency + 1, comes on top).
   function automatic int unsigned pe_drain_delay(input int unsigned mul_lat,
-                                                 input int unsigned add_lat);
-    pe_drain_delay = mul_lat + add_lat + 4;
+                                                 input int unsigned add_lat, input bit split);
+    pe_drain_delay = mul_lat + add_lat + 4 + (split ? fw_split_wait(add_lat) + add_lat + 1 : 0);
   endfunction
 
   // The checks a LOAD and a FORWARD/BACKWARD share: bank, cell type, hidden
@@ -85,19 +103,32 @@ package engine_pkg;
   // The sequencer's spacing rules, all in one place (the cycle model in
   // sw/lib/engine_cycles.cpp mirrors them by name). rows = ceil(G*H / NumPe).
   // FW: cycles between ELEM tokens. A PE does its rows' MACs on each element,
-  // and revisits an accumulator no sooner than AddLatency + 2 cycles later.
-  function automatic int unsigned fw_elem_spacing(input int unsigned rows, input int unsigned add_lat);
-    fw_elem_spacing = (rows > add_lat + 2) ? rows : add_lat + 2;
+  // and revisits an accumulator no sooner than AddLatency + 2 cycles later
+  // (split: two elements later).
+  function automatic int unsigned fw_elem_spacing(input int unsigned rows, input int unsigned hidden,
+                                                  input int unsigned add_lat);
+    int unsigned revisit;
+    revisit = fw_split(rows, hidden) ? (add_lat + 3) / 2 : add_lat + 2;
+    fw_elem_spacing = (rows > revisit) ? rows : revisit;
+  endfunction
+  // FW: a step's last ELEM to the next step's first (another sequence's, with
+  // B > 1): split, the last element's final adds take the accumulator read
+  // port and the adder up to fw_split_wait + AddLatency + rows + 1 cycles after it.
+  function automatic int unsigned fw_step_spacing(input int unsigned rows, input int unsigned hidden,
+                                                  input int unsigned add_lat);
+    int unsigned clear;
+    clear = fw_split_wait(add_lat) + add_lat + rows + 1;
+    fw_step_spacing = fw_elem_spacing(rows, hidden, add_lat);
+    if (fw_split(rows, hidden) && fw_step_spacing < clear) fw_step_spacing = clear;
   endfunction
   // FW: a step's last ELEM comes at least this many cycles after the previous
-  // step's: the previous results must have left the drain slots of every PE
-  // (PE p drains its last row (rows-1)*num_pe + p cycles after its first; with
-  // fewer gate rows than PEs only PEs p < gate_rows hold one).
-  function automatic int unsigned fw_result_gap(input int unsigned rows, input int unsigned num_pe,
-                                                input int unsigned gate_rows, input int unsigned mul_lat,
+  // step's: the previous results must have left the drain slots of every PE.
+  // Row k = lr*NumPe + p drains in slot DrainDelay + k after the last ELEM, so
+  // the last of the G*H rows leaves in slot DrainDelay + G*H - 1.
+  function automatic int unsigned fw_result_gap(input int unsigned rows, input int unsigned gate_rows,
+                                                input int unsigned hidden, input int unsigned mul_lat,
                                                 input int unsigned add_lat);
-    fw_result_gap = (rows - 1) * num_pe + ((gate_rows < num_pe) ? gate_rows : num_pe) +
-                    pe_drain_delay(mul_lat, add_lat) + 4;
+    fw_result_gap = gate_rows + pe_drain_delay(mul_lat, add_lat, fw_split(rows, hidden)) + 4;
   endfunction
   // BW: start-to-start spacing of the waves of delta rows: a PE's H MACs per
   // row, the adder's revisit distance, one token per PE.
@@ -164,7 +195,8 @@ package engine_pkg;
 
   // Cycles the datapath is held in reset after an abort, a timeout or a framing
   // error: every pipeline without a reset of its own (the PE's MAC bookkeeping,
-  // 1 + MulLatency + AddLatency deep) has emptied by then.
+  // 2 + MulLatency + AddLatency deep, then the split sums' wait line,
+  // fw_split_wait <= 2 deep) has emptied by then.
   function automatic int unsigned flush_cycles(input int unsigned mul_lat,
                                                input int unsigned add_lat);
     flush_cycles = mul_lat + add_lat + 4;

@@ -208,6 +208,7 @@ module sequencer #(
   logic [CW-1:0] rh_q, rh_d;          // R*H (weight words per PE)
   logic [CW+5:0] bytes_q, bytes_d;    // T*B*H*32: the gate store the command needs
   logic [15:0]   s_fw_q, s_fw_d;      // ELEM spacing
+  logic [15:0]   s_fwb_q, s_fwb_d;    // a step's last ELEM to the next step's first
   logic [31:0]   l_res_q, l_res_d;    // min distance between a step's last ELEMs
   logic [15:0]   s_bw_q, s_bw_d;      // wave spacing
   logic [15:0]   p_last_q, p_last_d;  // tokens in the last wave
@@ -405,6 +406,7 @@ module sequencer #(
     rh_d       = rh_q;
     bytes_d    = bytes_q;
     s_fw_d     = s_fw_q;
+    s_fwb_d    = s_fwb_q;
     l_res_d    = l_res_q;
     s_bw_d     = s_bw_q;
     p_last_d   = p_last_q;
@@ -554,8 +556,9 @@ module sequencer #(
         rh_d     = (CW'(quo_q) + CW'(rem_q != 0)) * hid_cw;
         bh_d     = CW'(bat_q) * hid_cw;
         // The spacing rules (engine_pkg, "The sequencer's spacing rules").
-        s_fw_d   = 16'(engine_pkg::fw_elem_spacing(32'(quo_q) + 32'(rem_q != 0), La));
-        l_res_d  = engine_pkg::fw_result_gap(32'(quo_q) + 32'(rem_q != 0), NumPe, 32'(gh_q), Lm, La);
+        s_fw_d   = 16'(engine_pkg::fw_elem_spacing(32'(quo_q) + 32'(rem_q != 0), 32'(hid_q), La));
+        s_fwb_d  = 16'(engine_pkg::fw_step_spacing(32'(quo_q) + 32'(rem_q != 0), 32'(hid_q), La));
+        l_res_d  = engine_pkg::fw_result_gap(32'(quo_q) + 32'(rem_q != 0), 32'(gh_q), 32'(hid_q), Lm, La);
         s_bw_d   = 16'(engine_pkg::bw_wave_spacing(32'(hid_q), NumPe, La));
         p_last_d = (rem_q == 0) ? 16'(NumPe) : 16'(rem_q);
         s_red_d  = 16'(engine_pkg::bw_reduce_gap(32'(hid_q), (rem_q == 0) ? NumPe : 32'(rem_q),
@@ -696,7 +699,7 @@ module sequencer #(
               tk_last_d  = (32'(j_q) + 1 == 32'(hid_q));
               tk_addr_d  = WAddrWidth'(j_q) + bank_base_q;
               tk_src_d   = 2'd1;
-              wait_d     = 32'(s_fw_q) - 1;
+              wait_d     = (32'(j_q) + 1 == 32'(hid_q)) ? 32'(s_fwb_q) - 1 : 32'(s_fw_q) - 1;
               if (j_q == 0) begin
                 desc_valid_o = 1'b1;
                 desc_flag_o  = fw_last_t;
@@ -1015,6 +1018,7 @@ module sequencer #(
     rh_q       <= rh_d;
     bytes_q    <= bytes_d;
     s_fw_q     <= s_fw_d;
+    s_fwb_q    <= s_fwb_d;
     l_res_q    <= l_res_d;
     s_bw_q     <= s_bw_d;
     p_last_q   <= p_last_d;

@@ -5,7 +5,11 @@
 //   ELEM   (FW)  operand h[c]: acc[lr] (+)= U[k][c] * h[c] for its rows lr;
 //                on the step's last element the sums go to the result RAM and
 //                are drained onto the result relay, one every NumPe cycles,
-//                so the chain emits all G*H results in row order k.
+//                so the chain emits all G*H results in row order k. With
+//                fewer than FW_SPLIT_ROWS rows a PE (engine_pkg::fw_split)
+//                odd elements go to second sums acc[FW_SPLIT_BASE | lr], and
+//                the last element's sum is added to the other one on its way
+//                to the result RAM (the adder is idle after a step's MACs).
 //   ROW    (BW)  operand delta[k] for this PE: acc[c] (+)= U[k][c] * delta[k]
 //                for every column c; the first row of a step seeds with the
 //                product alone (x + (-0) == x).
@@ -32,7 +36,9 @@ module pe #(
   parameter int unsigned MulLatency  = 2,
   parameter int unsigned AddLatency  = 3,
   localparam int unsigned MaxRows     = (4 * MaxHidden + NumPe - 1) / NumPe,
-  localparam int unsigned AccDepth    = (MaxRows > MaxHidden) ? MaxRows : MaxHidden,
+  localparam int unsigned AccDepth    = (MaxRows > MaxHidden) ?
+                                        ((MaxRows > 2 * engine_pkg::FW_SPLIT_BASE) ? MaxRows : 2 * engine_pkg::FW_SPLIT_BASE) :
+                                        ((MaxHidden > 2 * engine_pkg::FW_SPLIT_BASE) ? MaxHidden : 2 * engine_pkg::FW_SPLIT_BASE),
   localparam int unsigned AccWidth    = $clog2(AccDepth),
   localparam int unsigned ResWidth    = (MaxRows > 1) ? $clog2(MaxRows) : 1,
   localparam int unsigned PeWidth     = (NumPe > 1) ? $clog2(NumPe) : 1,
@@ -85,8 +91,10 @@ module pe #(
   output logic                   wload_o
 );
 
-  localparam int unsigned DrainDelay = engine_pkg::pe_drain_delay(MulLatency, AddLatency);
-  localparam int unsigned WaitWidth  = $clog2(DrainDelay + NumPe + 1);
+  localparam int unsigned DrainDelay      = engine_pkg::pe_drain_delay(MulLatency, AddLatency, 1'b0);
+  localparam int unsigned DrainDelaySplit = engine_pkg::pe_drain_delay(MulLatency, AddLatency, 1'b1);
+  localparam int unsigned WaitWidth       = $clog2(DrainDelaySplit + NumPe + 1);
+  localparam logic [AccWidth-1:0] SPLIT_BASE = AccWidth'(engine_pkg::FW_SPLIT_BASE);
   localparam logic [PeWidth-1:0] MY_INDEX = PeWidth'(PeIndex);
 
   // ---------------------------------------------------------------- config
@@ -96,6 +104,7 @@ module pe #(
   logic [PeWidth-1:0]     cfg_rows_extra_q;
   logic [RowsWidth-1:0]   rows_q, rows_d;          // rows this PE holds
   logic                   has_rows_q, has_rows_d;
+  logic                   split_q, split_d;        // FW: two sums per row
 
   always_ff @(posedge clk_i) begin
     if (rst_i) begin
@@ -120,13 +129,17 @@ module pe #(
   // the configuration to settle before the first token).
   assign rows_d     = cfg_rows_base_q + RowsWidth'({1'b0, cfg_rows_extra_q} > {1'b0, MY_INDEX});
   assign has_rows_d = (rows_d != '0);
+  assign split_d    = engine_pkg::fw_split(32'(cfg_rows_base_q) + 32'(cfg_rows_extra_q != '0),
+                                           32'(cfg_hidden_q));
   always_ff @(posedge clk_i) begin
     if (rst_i) begin
       rows_q     <= '0;
       has_rows_q <= 1'b0;
+      split_q    <= 1'b0;
     end else begin
       rows_q     <= rows_d;
       has_rows_q <= has_rows_d;
+      split_q    <= split_d;
     end
   end
 
@@ -166,6 +179,23 @@ module pe #(
   assign is_row    = tok_valid_i && (tok_op_i == engine_pkg::TOK_ROW) && cfg_bw_q && for_me;
   assign is_reduce = tok_valid_i && (tok_op_i == engine_pkg::TOK_REDUCE) && cfg_bw_q && ChainHead;
 
+  // FW split sums: a step's elements alternate between the first sums (even)
+  // and the second (odd); each set starts from the product alone.
+  logic elem_odd_q;     // the next element goes to the second sums
+  logic elem_second_q;  // the next element is its step's second
+  logic elem_set, elem_seed;
+  assign elem_set  = split_q && !tok_first_i && elem_odd_q;
+  assign elem_seed = tok_first_i || (elem_set && elem_second_q);
+  always_ff @(posedge clk_i) begin
+    if (rst_i) begin
+      elem_odd_q    <= 1'b0;
+      elem_second_q <= 1'b0;
+    end else if (is_elem) begin
+      elem_odd_q    <= split_q && !elem_set;
+      elem_second_q <= tok_first_i;
+    end
+  end
+
   // --------------------------------------------------------- MAC issuing
   // A burst issues one MAC per cycle: rows lr = 0.. (FW, weight stride H) or
   // columns c = 0..H-1 (BW, weight stride 1); the accumulator index counts up.
@@ -196,9 +226,9 @@ module pe #(
     if (is_elem || is_row) begin
       issue_cnt_d   = is_elem ? CntWidth'(rows_q) : CntWidth'(cfg_hidden_q);
       issue_addr_d  = tok_addr_i;
-      issue_idx_d   = '0;
+      issue_idx_d   = (is_elem && elem_set) ? SPLIT_BASE : '0;
       issue_fw_d    = is_elem;
-      issue_first_d = tok_first_i;
+      issue_first_d = is_elem ? elem_seed : tok_first_i;
       issue_last_d  = tok_last_i;
       issue_x_d     = tok_data_i;
     end
@@ -341,25 +371,53 @@ module pe #(
   logic [31:0] acc_rdata;
   logic        acc_re;
   logic [AccWidth-1:0] acc_raddr;
-  assign acc_re    = mac_acc_rd || part_valid;
-  assign acc_raddr = mac_acc_rd ? info_acc_rd[AccWidth-1:0] : red_idx_q;
+  logic [31:0] sum;
 
-  logic [31:0] add_a, add_b, sum;
+  // Split sums: the sum of a step's last element (row lr) leaves the adder in
+  // cycle E; in E + SplitWait the row's other sum is read, and both enter the
+  // adder a cycle later. The wait line is flushed like the MAC bookkeeping.
+  localparam int unsigned SplitWait = engine_pkg::fw_split_wait(AddLatency);
+  logic                comb_out_sum, comb_go, comb_q;
+  logic [31:0]         comb_sum, comb_a_q;
+  logic [AccWidth-1:0] comb_idx;
+  logic [ResWidth-1:0] comb_lr_q;
+  assign comb_out_sum = mac_add_out && info_add_out[InfoWidth-2] && info_add_out[AccWidth] && split_q;  // fw, last
+  prim_delay #(.Width(1 + 32 + AccWidth), .Depth(SplitWait)) u_split_wait (
+    .clk_i, .d_i({comb_out_sum, sum, info_add_out[AccWidth-1:0]}), .q_o({comb_go, comb_sum, comb_idx}));
+  always_ff @(posedge clk_i) begin
+    if (rst_i) comb_q <= 1'b0;
+    else       comb_q <= comb_go;
+  end
+  always_ff @(posedge clk_i) begin
+    comb_a_q  <= comb_sum;
+    comb_lr_q <= ResWidth'(comb_idx & (SPLIT_BASE - 1'b1));
+  end
+
+  assign acc_re    = mac_acc_rd || part_valid || comb_go;
+  assign acc_raddr = mac_acc_rd ? info_acc_rd[AccWidth-1:0] :
+                     comb_go    ? (comb_idx ^ SPLIT_BASE) : red_idx_q;
+
+  logic [31:0] add_a, add_b;
   always_comb begin
     if (mac_add_in) begin
       add_a = product;
       add_b = info_add_in[AccWidth+1] ? engine_pkg::FP_NEG_ZERO : acc_rdata;  // first
+    end else if (comb_q) begin
+      add_a = comb_a_q;
+      add_b = acc_rdata;
     end else begin
       add_a = red_part_q;
       add_b = (has_rows_q && !red_zero_q) ? acc_rdata : engine_pkg::FP_NEG_ZERO;
     end
   end
 
-  logic [1:0] add_tag_in, add_tag_out;  // {reduction partial, zero}
+  // Adder tags: {split sums added, their row, reduction partial, zero}.
+  localparam int unsigned AddTagWidth = 3 + ResWidth;
+  logic [AddTagWidth-1:0] add_tag_in, add_tag_out;
   logic add_out_valid, unused_add_ready;
-  assign add_tag_in = {red_add_in_q && !mac_add_in, red_zero_q};
+  assign add_tag_in = {comb_q && !mac_add_in, comb_lr_q, red_add_in_q && !mac_add_in && !comb_q, red_zero_q};
   fp_add #(
-    .TagWidth(2),
+    .TagWidth(AddTagWidth),
     .Latency (AddLatency)
   ) u_add (
     .clk_i,
@@ -377,8 +435,11 @@ module pe #(
 
   // The adder's stages load only valid data, so after a reset its last stage
   // shows a stale tag until the pipeline has refilled: qualify with valid.
-  logic red_add_out;
+  logic                red_add_out, comb_out;
+  logic [ResWidth-1:0] comb_out_lr;
   assign red_add_out = add_tag_out[1] && add_out_valid;
+  assign comb_out    = add_tag_out[AddTagWidth-1] && add_out_valid;
+  assign comb_out_lr = add_tag_out[AddTagWidth-2 -: ResWidth];
 
   prim_ram_1r1w #(
     .Width(32),
@@ -394,11 +455,15 @@ module pe #(
   );
 
   // ------------------------------------------------------------ FW drain
-  // Results of a step's last element go to the result RAM; PE p drains row lr
-  // at (last token arrival) + 1 + DrainDelay + p + lr*NumPe (p = PeIndex, over
-  // all NumPe PEs, so the chains' tails take turns: rows in order, one per cycle).
-  logic res_we;
-  assign res_we = mac_add_out && info_add_out[InfoWidth-2] && info_add_out[AccWidth];  // fw, last
+  // Results of a step's last element (split: the added sums) go to the result
+  // RAM; PE p drains row lr at (last token arrival) + 1 + DrainDelay + p +
+  // lr*NumPe (p = PeIndex, over all NumPe PEs, so the chains' tails take turns:
+  // rows in order, one per cycle; split: DrainDelaySplit).
+  logic                res_we;
+  logic [ResWidth-1:0] res_waddr;
+  assign res_we    = (mac_add_out && info_add_out[InfoWidth-2] && info_add_out[AccWidth] && !split_q) ||
+                     comb_out;
+  assign res_waddr = comb_out ? comb_out_lr : info_add_out[ResWidth-1:0];
 
   logic [RowsWidth-1:0] drain_left_q, drain_left_d;
   logic [ResWidth-1:0]  drain_lr_q, drain_lr_d;
@@ -424,7 +489,7 @@ module pe #(
     if (is_elem && tok_last_i) begin
       drain_left_d = rows_q;
       drain_lr_d   = '0;
-      drain_wait_d = WaitWidth'(DrainDelay + PeIndex);
+      drain_wait_d = split_q ? WaitWidth'(DrainDelaySplit + PeIndex) : WaitWidth'(DrainDelay + PeIndex);
     end
   end
   always_ff @(posedge clk_i) begin
@@ -447,7 +512,7 @@ module pe #(
   ) u_results (
     .clk_i,
     .we_i   (res_we),
-    .waddr_i(info_add_out[ResWidth-1:0]),
+    .waddr_i(res_waddr),
     .wdata_i(sum),
     .re_i   (drain_re),
     .raddr_i(drain_lr_q),
@@ -500,6 +565,10 @@ module pe #(
       else $error("pe %0d: accumulator read port claimed by MAC and reduction", PeIndex);
       assert (!(mac_add_in && red_add_in_q))
       else $error("pe %0d: adder claimed by MAC and reduction in the same cycle", PeIndex);
+      assert (!(comb_go && (mac_acc_rd || part_valid)))
+      else $error("pe %0d: accumulator read port claimed by MAC and split sums", PeIndex);
+      assert (!(comb_q && (mac_add_in || red_add_in_q)))
+      else $error("pe %0d: adder claimed by split sums and a MAC or reduction", PeIndex);
       assert (!(inject_q && res_valid_i))
       else $error("pe %0d: drained result collides with a relayed result", PeIndex);
       assert (!(is_elem && tok_last_i && drain_left_q != '0))

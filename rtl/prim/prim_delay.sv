@@ -13,6 +13,8 @@ module prim_delay #(
 );
 
   if (Depth == 0) begin : g_wire
+    logic unused_clk;
+    assign unused_clk = clk_i;
     assign q_o = d_i;
   end else begin : g_regs
     logic [Depth*Width-1:0] stages_q;

@@ -22,7 +22,8 @@ constexpr u64 kBwTail = 3;
 
 // Latencies of the blocks, from their RTL headers.
 struct Latencies {
-  int drain_delay;  // PE: FW token arrival -> first drain (engine_pkg::pe_drain_delay)
+  int drain_delay;  // PE: FW token arrival -> first drain (engine_pkg::pe_drain_delay),
+                    // split sums added (AddLatency + 1) included
   int act_fw;       // FW activation datapath (act_fw_lstm / act_fw_gru)
   int act_bw;       // BW activation datapath (act_bw_lstm / act_bw_gru)
   int reduce_hop;   // BW: a reduction partial's cycles per PE
@@ -31,13 +32,18 @@ struct Latencies {
   int join_bw;      // BW partials: chain tails -> chain output (the adder tree)
 };
 
-Latencies latencies(Cell cell, const EngineTiming& t) {
+bool split_rows(int rows, int hidden) { return rows < kFwSplitRows && hidden >= 2; }
+// engine_pkg::fw_split_wait: the final adds of split sums keep clear of the
+// last element's MACs (only for AddLatency < 3).
+int split_wait(int la) { return la + 2 < kFwSplitRows ? kFwSplitRows - 2 - la : 0; }
+
+Latencies latencies(Cell cell, bool fw_split, const EngineTiming& t) {
   const int la = t.add_latency, lm = t.mul_latency;
   Latencies l;
   l.bcast = bcast_depth(t.num_chains);
   l.join_fw = join_depth(t.num_chains);
   l.join_bw = join_depth(t.num_chains) * la;
-  l.drain_delay = lm + la + 4;
+  l.drain_delay = lm + la + 4 + (fw_split ? split_wait(la) + la + 1 : 0);
   l.act_fw = (cell == Cell::kLstm ? 3 * la : 5 * la) + 2 * lm + 2 * kActLatency;
   l.act_bw = 2 * la + 4 * lm;
   l.reduce_hop = la + 2;
@@ -140,9 +146,11 @@ Schedule Schedule::of(const Config& cfg, const EngineTiming& t) {
   s.rows_floor = gh / p;
   s.rows = (gh + p - 1) / p;
   s.tokens_last_wave = gh % p == 0 ? p : gh % p;
+  s.fw_split = split_rows(s.rows, h);  // fw_split
   // engine_pkg's spacing rules, by the same names.
-  s.spacing_fw = std::max(s.rows, la + 2);                                           // fw_elem_spacing
-  s.result_gap = (s.rows - 1) * p + std::min(gh, p) + latencies(cfg.cell, t).drain_delay + 4;  // fw_result_gap
+  s.spacing_fw = std::max(s.rows, s.fw_split ? (la + 3) / 2 : la + 2);                       // fw_elem_spacing
+  s.spacing_step = s.fw_split ? std::max(s.spacing_fw, split_wait(la) + la + s.rows + 1) : s.spacing_fw;  // fw_step_spacing
+  s.result_gap = gh + latencies(cfg.cell, s.fw_split, t).drain_delay + 4;                     // fw_result_gap
   s.spacing_bw = std::max({h, la + 2, p});                                           // bw_wave_spacing
   const int len = t.chain_len();  // bw_reduce_gap: the last chain the last wave reaches
   s.reduce_gap = std::max((h > la + 2 ? h + lm : la + 2 + lm) + (s.tokens_last_wave - 1) / len * len,
@@ -167,7 +175,7 @@ u64 load_cycles(const Config& cfg, const EngineTiming& t) {
 u64 forward_cycles(const Config& cfg, const EngineTiming& t) {
   check(cfg, t);
   const Schedule s = Schedule::of(cfg, t);
-  const Latencies l = latencies(cfg.cell, t);
+  const Latencies l = latencies(cfg.cell, s.fw_split, t);
   const u64 h = cfg.hidden, b = cfg.batch, g = s.num_gates;
   const std::vector<Step> order = chain_steps(cfg, false);
   const u64 steps = order.size();
@@ -190,7 +198,7 @@ u64 forward_cycles(const Config& cfg, const EngineTiming& t) {
     const bool final_step = st_n.t + 1 == cfg.length(st_n.b);  // the sequence's last time step
     for (u64 j = 0; j < h; ++j) {
       u64 at = first;
-      if (any) at = std::max(at, prev + s.spacing_fw);
+      if (any) at = std::max(at, prev + (j == 0 ? s.spacing_step : s.spacing_fw));
       if (st_n.prev >= 0) at = std::max(at, last[static_cast<u64>(st_n.prev)] + dep + g * j);  // its unit j
       if (j + 1 == h && n > 0) at = std::max(at, last[n - 1] + s.result_gap + 1);  // drain slots free
       if (j == 0) {  // room for the step's outputs
@@ -214,7 +222,7 @@ u64 forward_cycles(const Config& cfg, const EngineTiming& t) {
 u64 backward_cycles(const Config& cfg, const EngineTiming& t) {
   check(cfg, t);
   const Schedule s = Schedule::of(cfg, t);
-  const Latencies l = latencies(cfg.cell, t);
+  const Latencies l = latencies(cfg.cell, s.fw_split, t);
   const u64 h = cfg.hidden, b = cfg.batch, g = s.num_gates, p = t.num_pe;
   const std::vector<Step> order = chain_steps(cfg, true);  // + the final reductions (dh0)
   const u64 steps = order.size();

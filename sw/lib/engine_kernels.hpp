@@ -27,9 +27,12 @@ struct ChainMatrix {
 };
 
 // FW: for every sequence s < n and chain row k in blocks [q0, q1):
-//   acc[s][k] = ((U[k][0]*h[s][0] + U[k][1]*h[s][1]) + ...).
+//   acc[s][k] = ((U[k][0]*h[s][0] + U[k][1]*h[s][1]) + ...), or with `split`
+// (engine::fw_split) the sum over the odd columns and the one over the even
+// columns, the one holding column cols-1 first, added.
 // h[s] holds cols words; acc[s] at least 16*q1 words.
-void forward_rows(const ChainMatrix& m, const uint32_t* const* h, uint32_t* const* acc, int n, int q0, int q1);
+void forward_rows(const ChainMatrix& m, bool split, const uint32_t* const* h, uint32_t* const* acc, int n, int q0,
+                  int q1);
 
 // BW over columns [c0, c1) (multiples of 16, c1 <= padded_cols): for every
 // sequence s < n, dh[s][c] = the chains' adder tree (engine::tree_sum) over

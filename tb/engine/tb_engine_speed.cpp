@@ -47,7 +47,9 @@ int main(int argc, char** argv) {
       for (engine::Cell cell : {engine::Cell::kLstm, engine::Cell::kGru}) {
         const int h_max =
             engine::max_resident_hidden(cell, p.num_pe, p.weight_depth, std::min(p.max_hidden, 8 * p.num_pe));
-        for (int h : {1, std::min(p.num_pe + 1, h_max), std::min(2 * p.num_pe, h_max), h_max}) {
+        // H = NumPe: G rows a PE (< 5), the forward's split sums, B = 1 and B > 1.
+        for (int h : {1, std::min(p.num_pe, h_max), std::min(p.num_pe + 1, h_max), std::min(2 * p.num_pe, h_max),
+                      h_max}) {
           for (int b : {1, p.max_batch}) {
             for (int t : {1, 7, -7}) {  // -7: T = 7 with mixed lengths
               if (t < 0 && b < 2) continue;

@@ -41,9 +41,11 @@ TEST(EngineModel, MatchesGoldenOverLongSequences) {
   }
 }
 
-// The forward sums are a plain left-to-right fold over columns, whatever P.
+// The forward sums are a plain left-to-right fold over columns where a PE
+// holds 5 rows or more (20 rows on one PE here).
 TEST(EngineModel, ForwardChainOrderIsColumnFold) {
-  const engine::Config cfg{Cell::kLstm, 5, 1, 1, 3};
+  const engine::Config cfg{Cell::kLstm, 5, 1, 1, 1};
+  ASSERT_FALSE(engine::fw_split(cfg));
   Rng rng(5);
   std::vector<uint32_t> u(20 * 5), h(5);
   for (auto& w : u) w = bits(static_cast<float>(rng.uniform(-1, 1)));
@@ -53,6 +55,36 @@ TEST(EngineModel, ForwardChainOrderIsColumnFold) {
     float a = value(u[k * 5]) * value(h[0]);
     for (int c = 1; c < 5; ++c) a = a + value(u[k * 5 + c]) * value(h[c]);
     EXPECT_EQ(acc[k], bits(a)) << "row " << k;
+  }
+}
+
+// Fewer than 5 rows a PE: the even and the odd columns are summed apart and
+// added at the end, the sum holding the last column first.
+TEST(EngineModel, ForwardSplitsSumsWhereAPeHoldsFewRows) {
+  EXPECT_TRUE(engine::fw_split({Cell::kLstm, 4, 1, 1, 4}));      // 4 rows
+  EXPECT_FALSE(engine::fw_split({Cell::kLstm, 5, 1, 1, 4}));     // 5 rows
+  EXPECT_TRUE(engine::fw_split({Cell::kGru, 2, 1, 1, 2}));       // 3 rows
+  EXPECT_FALSE(engine::fw_split({Cell::kGru, 1, 1, 1, 1}));      // one column: one sum
+  EXPECT_TRUE(engine::fw_split({Cell::kLstm, 256, 1, 1, 256}));  // 4 rows
+  EXPECT_FALSE(engine::fw_split({Cell::kLstm, 320, 1, 1, 256}));
+  for (int H : {4, 5}) {
+    const engine::Config cfg{Cell::kLstm, H, 1, 1, H};
+    ASSERT_TRUE(engine::fw_split(cfg));
+    Rng rng(50 + H);
+    std::vector<uint32_t> u(4 * H * H), h(H);
+    for (auto& w : u) w = bits(static_cast<float>(rng.uniform(-1, 1)));
+    for (auto& w : h) w = bits(static_cast<float>(rng.uniform(-1, 1)));
+    // Row 0: products 1, 2^24, 1, -2^24 (, 0): a plain fold gives 0, the split sums 2.
+    const float row0[] = {1.0f, 16777216.0f, 1.0f, -16777216.0f, 0.0f, 0.0f};
+    for (int c = 0; c < H; ++c) u[c] = bits(row0[c]), h[c] = bits(1.0f);
+    const auto acc = engine::chain_forward(cfg, u, h);
+    EXPECT_EQ(acc[0], bits(2.0f)) << "H " << H;
+    for (int k = 1; k < 4 * H; ++k) {
+      float sum[2] = {value(u[k * H]) * value(h[0]), value(u[k * H + 1]) * value(h[1])};
+      for (int c = 2; c < H; ++c) sum[c % 2] = sum[c % 2] + value(u[k * H + c]) * value(h[c]);
+      const int last = (H - 1) % 2;
+      EXPECT_EQ(acc[k], bits(sum[last] + sum[1 - last])) << "H " << H << " row " << k;
+    }
   }
 }
 
@@ -120,7 +152,7 @@ TEST(EngineModel, KernelsEqualChainDefinitions) {
             for (auto& x : d[s]) x = special_word(rng);
             hp.push_back(h[s].data()), dp.push_back(d[s].data()), ap.push_back(acc[s].data()), rp.push_back(dh[s].data());
           }
-          engine::kernels::forward_rows(m, hp.data(), ap.data(), n, 0, m.blocks);
+          engine::kernels::forward_rows(m, engine::fw_split(cfg), hp.data(), ap.data(), n, 0, m.blocks);
           engine::kernels::backward_cols(m, pes, chains, dp.data(), rp.data(), n, 0, m.padded_cols);
           for (int s = 0; s < n; ++s) {
             SCOPED_TRACE(std::string(engine::cell_name(cell)) + " H=" + std::to_string(H) + " P=" +

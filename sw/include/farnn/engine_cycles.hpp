@@ -42,8 +42,9 @@ int join_depth(int num_chains);
 // Issue rules of the sequencer (rtl/engine/sequencer.sv, S_DERIVE), shared by
 // the model and the documentation of the schedule.
 struct Schedule {
-  int num_gates, rows, rows_floor, spacing_fw, result_gap, spacing_bw, tokens_last_wave, reduce_gap,
-      after_reduce;
+  int num_gates, rows, rows_floor, spacing_fw, spacing_step, result_gap, spacing_bw, tokens_last_wave,
+      reduce_gap, after_reduce;
+  bool fw_split;  // two sums per row forward (engine::fw_split)
   static Schedule of(const Config& cfg, const EngineTiming& t);
 };
 

@@ -131,8 +131,20 @@ ForwardResult forward(const Config& cfg, const Weights& w, const std::vector<uin
 BackwardResult backward(const Config& cfg, const Weights& w, const std::vector<uint32_t>& records,
                         const std::vector<uint32_t>& dh, const std::vector<uint32_t>& carry_in, int threads = 1);
 
+// FW: a PE holding fewer than kFwSplitRows rows (rows = ceil(G*H / num_pe))
+// keeps two sums per row, one over the even columns and one over the odd ones,
+// and adds them at the end: its adder then takes an element every
+// max(rows, ceil((AddLatency + 2) / 2)) cycles instead of every
+// max(rows, AddLatency + 2) (engine_pkg::fw_split; needs H >= 2). 5 is below
+// AddLatency + 2 for every AddLatency >= 3, so the split always gains.
+constexpr int kFwSplitRows = 5;
+bool fw_split(const Config& cfg);
+
 // --- pieces, exposed for unit tests -------------------------------------
-// FW chain: acc[k] = ((U[k][0]*h[0] + U[k][1]*h[1]) + ...), k in chain order.
+// FW chain, k in chain order: acc[k] = ((U[k][0]*h[0] + U[k][1]*h[1]) + ...);
+// where fw_split, e[k] = ((U[k][0]*h[0] + U[k][2]*h[2]) + ...) over the even
+// columns, o[k] likewise over the odd ones, and acc[k] = last + other, `last`
+// the sum that holds column H-1.
 std::vector<uint32_t> chain_forward(const Config& cfg, const std::vector<uint32_t>& u_chain,
                                     const std::vector<uint32_t>& h_prev);
 // BW chain: per PE p, partial[c] = sum over its rows lr in order of U[k][c]*delta[k];
