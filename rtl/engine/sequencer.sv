@@ -699,7 +699,7 @@ module sequencer #(
               tk_last_d  = (32'(j_q) + 1 == 32'(hid_q));
               tk_addr_d  = WAddrWidth'(j_q) + bank_base_q;
               tk_src_d   = 2'd1;
-              wait_d     = (32'(j_q) + 1 == 32'(hid_q)) ? 32'(s_fwb_q) - 1 : 32'(s_fw_q) - 1;
+              wait_d     = tk_last_d ? 32'(s_fwb_q) - 1 : 32'(s_fw_q) - 1;
               if (j_q == 0) begin
                 desc_valid_o = 1'b1;
                 desc_flag_o  = fw_last_t;

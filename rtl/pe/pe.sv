@@ -36,9 +36,9 @@ module pe #(
   parameter int unsigned MulLatency  = 2,
   parameter int unsigned AddLatency  = 3,
   localparam int unsigned MaxRows     = (4 * MaxHidden + NumPe - 1) / NumPe,
-  localparam int unsigned AccDepth    = (MaxRows > MaxHidden) ?
-                                        ((MaxRows > 2 * engine_pkg::FW_SPLIT_BASE) ? MaxRows : 2 * engine_pkg::FW_SPLIT_BASE) :
-                                        ((MaxHidden > 2 * engine_pkg::FW_SPLIT_BASE) ? MaxHidden : 2 * engine_pkg::FW_SPLIT_BASE),
+  localparam int unsigned AccWords    = (MaxRows > MaxHidden) ? MaxRows : MaxHidden,  // FW rows / BW columns
+  localparam int unsigned AccDepth    = (AccWords > 2 * engine_pkg::FW_SPLIT_BASE) ? AccWords :
+                                        2 * engine_pkg::FW_SPLIT_BASE,                   // room for split sums
   localparam int unsigned AccWidth    = $clog2(AccDepth),
   localparam int unsigned ResWidth    = (MaxRows > 1) ? $clog2(MaxRows) : 1,
   localparam int unsigned PeWidth     = (NumPe > 1) ? $clog2(NumPe) : 1,
@@ -377,11 +377,12 @@ module pe #(
   // cycle E; in E + SplitWait the row's other sum is read, and both enter the
   // adder a cycle later. The wait line is flushed like the MAC bookkeeping.
   localparam int unsigned SplitWait = engine_pkg::fw_split_wait(AddLatency);
-  logic                comb_out_sum, comb_go, comb_q;
+  logic                fw_last_out, comb_out_sum, comb_go, comb_q;
   logic [31:0]         comb_sum, comb_a_q;
   logic [AccWidth-1:0] comb_idx;
   logic [ResWidth-1:0] comb_lr_q;
-  assign comb_out_sum = mac_add_out && info_add_out[InfoWidth-2] && info_add_out[AccWidth] && split_q;  // fw, last
+  assign fw_last_out  = mac_add_out && info_add_out[InfoWidth-2] && info_add_out[AccWidth];  // fw, last
+  assign comb_out_sum = fw_last_out && split_q;
   prim_delay #(.Width(1 + 32 + AccWidth), .Depth(SplitWait)) u_split_wait (
     .clk_i, .d_i({comb_out_sum, sum, info_add_out[AccWidth-1:0]}), .q_o({comb_go, comb_sum, comb_idx}));
   always_ff @(posedge clk_i) begin
@@ -461,8 +462,7 @@ module pe #(
   // rows in order, one per cycle; split: DrainDelaySplit).
   logic                res_we;
   logic [ResWidth-1:0] res_waddr;
-  assign res_we    = (mac_add_out && info_add_out[InfoWidth-2] && info_add_out[AccWidth] && !split_q) ||
-                     comb_out;
+  assign res_we    = (fw_last_out && !split_q) || comb_out;
   assign res_waddr = comb_out ? comb_out_lr : info_add_out[ResWidth-1:0];
 
   logic [RowsWidth-1:0] drain_left_q, drain_left_d;

@@ -32,7 +32,6 @@ struct Latencies {
   int join_bw;      // BW partials: chain tails -> chain output (the adder tree)
 };
 
-bool split_rows(int rows, int hidden) { return rows < kFwSplitRows && hidden >= 2; }
 // engine_pkg::fw_split_wait: the final adds of split sums keep clear of the
 // last element's MACs (only for AddLatency < 3).
 int split_wait(int la) { return la + 2 < kFwSplitRows ? kFwSplitRows - 2 - la : 0; }
@@ -146,7 +145,7 @@ Schedule Schedule::of(const Config& cfg, const EngineTiming& t) {
   s.rows_floor = gh / p;
   s.rows = (gh + p - 1) / p;
   s.tokens_last_wave = gh % p == 0 ? p : gh % p;
-  s.fw_split = split_rows(s.rows, h);  // fw_split
+  s.fw_split = engine::fw_split(s.rows, h);
   // engine_pkg's spacing rules, by the same names.
   s.spacing_fw = std::max(s.rows, s.fw_split ? (la + 3) / 2 : la + 2);                       // fw_elem_spacing
   s.spacing_step = s.fw_split ? std::max(s.spacing_fw, split_wait(la) + la + s.rows + 1) : s.spacing_fw;  // fw_step_spacing

@@ -283,8 +283,7 @@ std::vector<uint32_t> load_image(const Config& cfg, const Weights& w, const Load
 }
 
 bool fw_split(const Config& cfg) {
-  const int rows = (cfg.gate_rows() + cfg.num_pe - 1) / cfg.num_pe;
-  return rows < kFwSplitRows && cfg.hidden >= 2;
+  return fw_split((cfg.gate_rows() + cfg.num_pe - 1) / cfg.num_pe, cfg.hidden);
 }
 
 std::vector<uint32_t> chain_forward(const Config& cfg, const std::vector<uint32_t>& u_chain,

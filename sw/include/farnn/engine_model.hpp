@@ -138,6 +138,7 @@ BackwardResult backward(const Config& cfg, const Weights& w, const std::vector<u
 // max(rows, AddLatency + 2) (engine_pkg::fw_split; needs H >= 2). 5 is below
 // AddLatency + 2 for every AddLatency >= 3, so the split always gains.
 constexpr int kFwSplitRows = 5;
+inline bool fw_split(int rows, int hidden) { return rows < kFwSplitRows && hidden >= 2; }
 bool fw_split(const Config& cfg);
 
 // --- pieces, exposed for unit tests -------------------------------------
