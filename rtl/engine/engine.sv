@@ -44,6 +44,9 @@ module engine #(
   parameter int unsigned MaxBatch     = 4,
   parameter int unsigned MulLatency   = 2,
   parameter int unsigned AddLatency   = 3,
+  // BW delta rows a ROW token carries (1 or 4; engine_pkg::row_lanes picks
+  // the one with the smaller per-step skews for the chain geometry).
+  parameter int unsigned RowLanes     = engine_pkg::row_lanes(NumPe, NumChains, AddLatency),
   parameter int unsigned MemAddrWidth = 40
 ) (
   input  logic                    clk_i,
@@ -172,7 +175,8 @@ module engine #(
   logic [1:0]              tok_op;
   logic [PeWidth-1:0]      tok_pe;
   logic [WAddrWidth-1:0]   tok_addr;
-  logic [31:0]             tok_data;
+  logic [RowLanes-1:0]     tok_mask;
+  logic [RowLanes*32-1:0]  tok_data;
   logic                    xp_open, dh_open, xp_word, xp_unit, dh_word;
   logic [3:0]              bias_we;
   logic [BankWidth-1:0]    bias_bank;
@@ -256,7 +260,8 @@ module engine #(
     .MulLatency  (MulLatency),
     .AddLatency  (AddLatency),
     .MemAddrWidth(MemAddrWidth),
-    .FifoDepth   (FifoDepth)
+    .FifoDepth   (FifoDepth),
+    .RowLanes    (RowLanes)
   ) u_seq (
     .clk_i,
     .rst_i,
@@ -297,6 +302,7 @@ module engine #(
     .tok_zero_o        (tok_zero),
     .tok_pe_o          (tok_pe),
     .tok_addr_o        (tok_addr),
+    .tok_mask_o        (tok_mask),
     .tok_data_o        (tok_data),
     .bank_valid_i      (bank_valid),
     .bank_cell_i       (bank_cell),
@@ -368,7 +374,8 @@ module engine #(
     .MaxHidden  (MaxHidden),
     .MulLatency (MulLatency),
     .AddLatency (AddLatency),
-    .Lanes      (Lanes)
+    .Lanes      (Lanes),
+    .RowLanes   (RowLanes)
   ) u_chain (
     .clk_i,
     .rst_i           (dp_rst),
@@ -384,6 +391,7 @@ module engine #(
     .tok_zero_i      (tok_zero),
     .tok_pe_i        (tok_pe),
     .tok_addr_i      (tok_addr),
+    .tok_mask_i      (tok_mask),
     .tok_data_i      (tok_data),
     .wbus_valid_i    (wbus_valid),
     .wbus_group_i    (wbus_group),
@@ -583,15 +591,30 @@ module engine #(
     .rdata_o(hbuf_rdata)
   );
 
-  prim_ram_1r1w #(.Width(128), .Depth(1 << BufWidth)) u_dbuf (
-    .clk_i,
-    .we_i   (act_dbuf_we),
-    .waddr_i(act_dbuf_addr),
-    .wdata_i(act_dbuf_data),
-    .re_i   (dbuf_re),
-    .raddr_i(dbuf_raddr),
-    .rdata_o(dbuf_rdata)
-  );
+  // The delta buffer in chain row order: the activation unit writes unit u's
+  // G deltas (rows k = G*u + g), row k goes to lane k mod 4 of word k / 4 of
+  // its sequence's area, so that one read yields the rows of 4 consecutive
+  // PEs (a ROW token's group). Four lane RAMs, each written at its own word.
+  logic [JWidth+1:0] dbuf_row0;  // G*u
+  assign dbuf_row0 = run_gru ? (JWidth+2)'(act_dbuf_addr[JWidth-1:0]) * (JWidth+2)'(3)
+                             : (JWidth+2)'(act_dbuf_addr[JWidth-1:0]) << 2;
+  for (genvar l = 0; l < 4; l++) begin : g_dbuf_lane
+    logic [1:0]        gate;  // the gate whose row lands in this lane
+    logic [JWidth+1:0] row;   // k = G*u + gate (k mod 4 == l)
+    logic [1:0]        unused_row_lane;
+    assign gate = 2'(l) - dbuf_row0[1:0];
+    assign row  = dbuf_row0 + (JWidth+2)'(gate);
+    assign unused_row_lane = row[1:0];
+    prim_ram_1r1w #(.Width(32), .Depth(1 << BufWidth)) u_dbuf (
+      .clk_i,
+      .we_i   (act_dbuf_we && !(run_gru && gate == 2'd3)),
+      .waddr_i({act_dbuf_addr[BufWidth-1:JWidth], row[JWidth+1:2]}),
+      .wdata_i(act_dbuf_data[gate*32 +: 32]),
+      .re_i   (dbuf_re),
+      .raddr_i(dbuf_raddr),
+      .rdata_o(dbuf_rdata[l*32 +: 32])
+    );
+  end
 
   // ------------------------------------------------------- output streams
   // `last` on the command's final word of each output stream: pushes are

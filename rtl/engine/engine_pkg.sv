@@ -6,7 +6,7 @@ package engine_pkg;
 
   // Tokens on the PE chain's input relay.
   localparam logic [1:0] TOK_ELEM   = 2'd0;  // FW: h_{t-1}[j] broadcast to every PE
-  localparam logic [1:0] TOK_ROW    = 2'd1;  // BW: delta row k for PE (k mod NumPe)
+  localparam logic [1:0] TOK_ROW    = 2'd1;  // BW: delta rows k for PEs (k mod NumPe), RowLanes a token
   localparam logic [1:0] TOK_REDUCE = 2'd3;  // BW: start the cross-PE reduction wave
 
   // Commands. LOAD goes to the loader's port, FORWARD/BACKWARD to the sequencer's.
@@ -130,35 +130,90 @@ package engine_pkg;
                                                 input int unsigned add_lat);
     fw_result_gap = gate_rows + pe_drain_delay(mul_lat, add_lat, fw_split(rows, hidden)) + 4;
   endfunction
+  // BW: ROW tokens. A token carries the delta rows of RowLanes consecutive PEs
+  // of a chain (a group; RowLanes 1 or 4, a lane-valid mask marks rows past
+  // G*H). A wave (rows w*P .. w*P+P-1) is a grid of chain_len/RowLanes lines:
+  // line m4 sends group m4 of chains 0, 1, .. (the chains the wave reaches),
+  // and the next line starts `pitch` cycles after it. A token reaches the PE
+  // at chain position m about m cycles after its chain's head, a REDUCE's
+  // partials pass it m*(AddLatency+2) cycles after the head: the sparse pitch
+  // RowLanes*(AddLatency+1) keeps the two in step, so the skews below stay
+  // near (chains - 1) + (RowLanes - 1)*(AddLatency+1) whatever the PE count.
+  // Where the sparse grid outlasts a PE's H MACs, lines follow each other
+  // (pitch = chains: the dense grid) and the skews grow instead.
+  function automatic int unsigned bw_pitch_sparse(input int unsigned num_chains, input int unsigned lanes,
+                                                  input int unsigned add_lat);
+    bw_pitch_sparse = (num_chains > lanes * (add_lat + 1)) ? num_chains : lanes * (add_lat + 1);
+  endfunction
+  // BW: cycles a wave's tokens take, first to last + 1, for the chains it reaches.
+  function automatic int unsigned bw_wave_span(input int unsigned chains_reached, input int unsigned pitch,
+                                               input int unsigned lines);
+    bw_wave_span = (lines - 1) * pitch + chains_reached;
+  endfunction
+  // The pitch of a command: sparse unless its grid outlasts max(H, AddLatency + 2).
+  function automatic int unsigned bw_pitch(input int unsigned hidden, input int unsigned num_chains,
+                                           input int unsigned lines, input int unsigned lanes,
+                                           input int unsigned add_lat);
+    int unsigned sparse, busy;
+    sparse = bw_pitch_sparse(num_chains, lanes, add_lat);
+    busy   = (hidden > add_lat + 2) ? hidden : add_lat + 2;
+    bw_pitch = (bw_wave_span(num_chains, sparse, lines) <= busy) ? sparse : num_chains;
+  endfunction
+  // The skews the grid leaves: the REDUCE waits for the latest token relative
+  // to the reduction's sweep (plus the chains the last wave reaches, - 1),
+  // the next wave for the earliest.
+  function automatic int unsigned bw_skew_reduce(input int unsigned pitch, input int unsigned lines,
+                                                 input int unsigned lanes, input int unsigned add_lat);
+    bw_skew_reduce = (pitch > lanes * (add_lat + 1)) ? (lines - 1) * (pitch - lanes * (add_lat + 1)) : 0;
+  endfunction
+  function automatic int unsigned bw_skew_next(input int unsigned gate_rows, input int unsigned pitch,
+                                               input int unsigned lines, input int unsigned lanes,
+                                               input int unsigned add_lat);
+    bw_skew_next = ((gate_rows < lanes) ? gate_rows - 1 : lanes - 1) * (add_lat + 1);
+    if (pitch < lanes * (add_lat + 1)) bw_skew_next = bw_skew_next + (lines - 1) * (lanes * (add_lat + 1) - pitch);
+  endfunction
+  // RowLanes for a chain geometry: 4 where its sparse grid leaves the smaller
+  // skews (long or many chains), else 1 (fewer relay registers). 4 needs
+  // chain_len % 4 == 0.
+  function automatic int unsigned row_lanes(input int unsigned num_pe, input int unsigned num_chains,
+                                            input int unsigned add_lat);
+    int unsigned len;
+    len = num_pe / num_chains;
+    if (len % 4 != 0) row_lanes = 1;
+    else if (bw_skew_reduce(bw_pitch_sparse(num_chains, 4, add_lat), len / 4, 4, add_lat) +
+             bw_skew_next(4, bw_pitch_sparse(num_chains, 4, add_lat), len / 4, 4, add_lat) <
+             bw_skew_reduce(bw_pitch_sparse(num_chains, 1, add_lat), len, 1, add_lat)) row_lanes = 4;
+    else row_lanes = 1;
+  endfunction
   // BW: start-to-start spacing of the waves of delta rows: a PE's H MACs per
-  // row, the adder's revisit distance, one token per PE.
-  function automatic int unsigned bw_wave_spacing(input int unsigned hidden, input int unsigned num_pe,
+  // row, the adder's revisit distance, the wave's tokens.
+  function automatic int unsigned bw_wave_spacing(input int unsigned hidden, input int unsigned wave_span,
                                                   input int unsigned add_lat);
     bw_wave_spacing = hidden;
     if (bw_wave_spacing < add_lat + 2) bw_wave_spacing = add_lat + 2;
-    if (bw_wave_spacing < num_pe) bw_wave_spacing = num_pe;
+    if (bw_wave_spacing < wave_span) bw_wave_spacing = wave_span;
   endfunction
-  // BW: the last wave's start to the REDUCE token: its MACs written back. The
-  // REDUCE token reaches every chain's head at once, a wave's tokens reach
-  // chain q's head q*chain_len cycles after chain 0's; the REDUCE also follows
-  // the wave's last token.
-  function automatic int unsigned bw_reduce_gap(input int unsigned hidden, input int unsigned last_wave_tokens,
-                                                input int unsigned chain_len, input int unsigned mul_lat,
+  // BW: the last wave's start to the REDUCE token: every PE's MACs of the
+  // wave have read and written its accumulators before the reduction's
+  // partials reach it (the REDUCE reaches every chain head at once), and the
+  // REDUCE follows the wave's last token.
+  function automatic int unsigned bw_reduce_gap(input int unsigned hidden, input int unsigned chains_reached,
+                                                input int unsigned pitch, input int unsigned lines,
+                                                input int unsigned lanes, input int unsigned mul_lat,
                                                 input int unsigned add_lat);
-    bw_reduce_gap = (hidden > add_lat + 2) ? hidden + mul_lat : add_lat + 2 + mul_lat;
-    // The last chain the wave reaches starts at PE floor((tokens-1)/chain_len)*chain_len
-    // (chain_len is a power of two wherever there is more than one chain).
-    if (last_wave_tokens > chain_len)
-      bw_reduce_gap = bw_reduce_gap + ((last_wave_tokens - 1) & ~(chain_len - 1));
-    if (bw_reduce_gap < last_wave_tokens) bw_reduce_gap = last_wave_tokens;
+    int unsigned span;
+    bw_reduce_gap = ((hidden > add_lat + 2) ? hidden : add_lat + 2) + mul_lat +
+                    bw_skew_reduce(pitch, lines, lanes, add_lat) + chains_reached - 1;
+    span = bw_wave_span(chains_reached, pitch, lines);
+    if (bw_reduce_gap < span) bw_reduce_gap = span;
   endfunction
   // BW: the REDUCE token to the next wave: the reduction partials have passed
-  // every PE holding rows (AddLatency each) before new MACs use its adder.
-  // Chain 0 binds: the chains reduce at once and its PEs get a wave first.
+  // a PE (H of them) before its new MACs use the adder.
   function automatic int unsigned bw_after_reduce(input int unsigned hidden, input int unsigned gate_rows,
-                                                  input int unsigned chain_len, input int unsigned mul_lat,
+                                                  input int unsigned pitch, input int unsigned lines,
+                                                  input int unsigned lanes, input int unsigned mul_lat,
                                                   input int unsigned add_lat);
-    bw_after_reduce = hidden + ((gate_rows < chain_len) ? gate_rows - 1 : chain_len - 1) * add_lat;
+    bw_after_reduce = hidden + bw_skew_next(gate_rows, pitch, lines, lanes, add_lat);
     bw_after_reduce = (bw_after_reduce > mul_lat + 1) ? bw_after_reduce - mul_lat : 1;
   endfunction
 

@@ -7,7 +7,8 @@
 //             buffer once the activation unit has produced it);
 //   BACKWARD  loads the initial carry, then for t from the longest length
 //             down, for each b with t < length b: the waves of delta rows
-//             (P ROW tokens each, one per PE) and a REDUCE token; a
+//             (P rows each, one per PE, RowLanes rows a ROW token, sent in
+//             the grid of engine_pkg's "BW: ROW tokens") and a REDUCE token; a
 //             sequence's first backward step (t = length - 1) reduces zeros,
 //             and a final reduction per sequence yields dh0. Gate-store
 //             records are prefetched in backward order.
@@ -43,6 +44,7 @@ module sequencer #(
   parameter int unsigned AddLatency   = 3,
   parameter int unsigned MemAddrWidth = 40,
   parameter int unsigned FifoDepth    = 64,
+  parameter int unsigned RowLanes     = 1,      // delta rows a ROW token carries (1 or 4)
   localparam int unsigned CountWidth  = $clog2(NumPe + 2),
   localparam int unsigned BankWidth   = (NumBanks > 1) ? $clog2(NumBanks) : 1,
   localparam int unsigned MaxRows     = (4 * MaxHidden + NumPe - 1) / NumPe,
@@ -97,7 +99,8 @@ module sequencer #(
   output logic                    tok_zero_o,
   output logic [PeWidth-1:0]      tok_pe_o,
   output logic [WAddrWidth-1:0]   tok_addr_o,
-  output logic [31:0]             tok_data_o,
+  output logic [RowLanes-1:0]     tok_mask_o,       // ROW: lanes that carry a row
+  output logic [RowLanes*32-1:0]  tok_data_o,       // ELEM: h[j] in every lane
   // Weight banks (the loader's table) and the LOAD in progress.
   input  logic [NumBanks-1:0]     bank_valid_i,
   input  logic [NumBanks*2-1:0]   bank_cell_i,
@@ -169,6 +172,11 @@ module sequencer #(
   localparam int unsigned CW = 40;  // width of unit/word counts (T*B*G*H < 2^40)
   localparam logic [CW-1:0] FIFO_CREDITS = CW'(FifoDepth);
   localparam int unsigned FlushCycles = engine_pkg::flush_cycles(Lm, La);
+  // The ROW token grid: Lines lines of up to NumChains groups, pitch_q apart.
+  localparam int unsigned ChainLen  = NumPe / NumChains;
+  localparam int unsigned Lines     = ChainLen / RowLanes;
+  localparam int unsigned ChainBits = (NumChains > 1) ? $clog2(ChainLen) : 0;
+  localparam int unsigned LaneBits  = (RowLanes > 1) ? $clog2(RowLanes) : 0;
 
   typedef enum logic [3:0] {
     S_IDLE, S_SETUP, S_LENGTHS, S_DIVIDE, S_DERIVE, S_PRODUCT, S_CHECK, S_CFGWAIT, S_STATE,
@@ -210,9 +218,10 @@ module sequencer #(
   logic [15:0]   s_fw_q, s_fw_d;      // ELEM spacing
   logic [15:0]   s_fwb_q, s_fwb_d;    // a step's last ELEM to the next step's first
   logic [31:0]   l_res_q, l_res_d;    // min distance between a step's last ELEMs
-  logic [15:0]   s_bw_q, s_bw_d;      // wave spacing
-  logic [15:0]   p_last_q, p_last_d;  // tokens in the last wave
-  logic [15:0]   s_red_q, s_red_d;    // last wave -> REDUCE
+  logic [15:0]   s_bw_q, s_bw_d;      // wave spacing - its span: idle after a wave's last token
+  logic [15:0]   q_last_q, q_last_d;  // chains the last wave reaches
+  logic [15:0]   pitch_q, pitch_d;    // cycles from a grid line to the next
+  logic [15:0]   s_red_q, s_red_d;    // last wave -> REDUCE, less its span
   logic [15:0]   s_ared_q, s_ared_d;  // REDUCE -> next wave
   logic [15:0]   wait_cfg_q, wait_cfg_d;
 
@@ -254,10 +263,11 @@ module sequencer #(
   logic          fin_q, fin_d;        // BW: the final reductions (dh0)
   logic [CW-1:0] nh_q, nh_d;          // n * H: first unit of step n
   logic [15:0]   j_q, j_d;            // FW element / load column
-  logic [17:0]   w_q, w_d;            // BW wave / load row
-  logic [15:0]   i_q, i_d;            // BW token within a wave / load PE
-  logic [15:0]   u_q, u_d;            // BW unit of row k / load bias unit
-  logic [2:0]    g_q, g_d;            // BW gate of row k / load bias gate
+  logic [17:0]   w_q, w_d;            // BW wave
+  logic [17:0]   kw_q, kw_d;          // BW first row of the wave (w * P)
+  logic [15:0]   gc_q, gc_d;          // BW chain of the next group
+  logic [15:0]   gl_q, gl_d;          // BW grid line (group within a chain)
+  logic [2:0]    g_q, g_d;            // FW state load: h or c word next
   logic [CW-1:0] base_w_q, base_w_d;  // weight address base (row * H)
   logic          in_red_q, in_red_d;  // BW: next token is the step's REDUCE
   logic [31:0]   wait_q, wait_d;      // idle cycles before the next token
@@ -282,7 +292,8 @@ module sequencer #(
   logic [WAddrWidth-1:0] tk_addr_q, tk_addr_d;
   logic [31:0]           tk_data_q, tk_data_d;
   logic [1:0]            tk_src_q, tk_src_d;  // 0 tk_data, 1 h buffer, 2 delta buffer
-  logic [1:0]            tk_lane_q, tk_lane_d;
+  logic [1:0]            tk_lane_q, tk_lane_d;  // RowLanes 1: the row's lane of the buffer word
+  logic [RowLanes-1:0]   tk_mask_q, tk_mask_d;
 
   // ------------------------------------------------------ step conditions
   logic [CW-1:0] need;      // H in counter width
@@ -314,15 +325,31 @@ module sequencer #(
   assign pv_cur = pv_q[BWidth'(b_q)];
   always_ff @(posedge clk_i) if (pv_we) pv_q[BWidth'(b_q)] <= nh_q;
 
-  logic fw_last_t, bw_final, bw_zero, last_wave, wave_end;
-  logic [15:0] p_wave;
+  logic fw_last_t, bw_final, bw_zero, last_wave, line_end, wave_end;
+  logic [15:0] chains_w;                 // chains this wave reaches
+  logic [17:0] grp_pe, grp_k, grp_klast;  // the group's first PE, first row, last row
+  logic [RowLanes-1:0] grp_mask;
+  logic [CW+2:0] rows_done;              // rows of the previous step whose deltas exist
+  logic [31:0]   q_last;                 // chains the last wave reaches (S_DERIVE)
+  logic [31:0]   pitch;                  // the command's grid pitch (S_DERIVE)
+  assign pitch  = engine_pkg::bw_pitch(32'(hid_q), NumChains, Lines, RowLanes, La);
+  assign q_last = (NumChains == 1) ? 32'd1 :
+                  ((((rem_q == 0) ? NumPe : 32'(rem_q)) - 1) >> ChainBits) + 1;
   assign need      = hid_cw;
   assign fw_last_t = (t_q + 1'b1 == len_b);         // the sequence's last step
   assign bw_final  = fin_q;
   assign bw_zero   = !fin_q && (t_q + 1'b1 == len_b);  // the sequence's first BW step
   assign last_wave = (CW'(w_q) + 1 == CW'(rows_q));
-  assign p_wave    = last_wave ? p_last_q : 16'(NumPe);
-  assign wave_end  = (i_q + 1 == p_wave);
+  assign chains_w  = last_wave ? q_last_q : 16'(NumChains);
+  assign line_end  = (gc_q + 1'b1 == chains_w);
+  assign wave_end  = line_end && (32'(gl_q) + 1 == Lines);
+  assign grp_pe    = (18'(gc_q) << ChainBits) + (18'(gl_q) << LaneBits);
+  assign grp_k     = kw_q + grp_pe;
+  for (genvar l = 0; l < RowLanes; l++) begin : g_mask
+    assign grp_mask[l] = (grp_k + 18'(l) < gh_q);
+  end
+  assign grp_klast = (grp_k + 18'(RowLanes - 1) < gh_q) ? grp_k + 18'(RowLanes - 1) : gh_q - 1'b1;
+  assign rows_done = (CW + 3)'(CW'(units_q - pv_cur)) * (CW + 3)'(gates);
 
   logic fw_in_ok, fw_out_ok, fw_st_ok, fw_dep_ok, fw_spc_ok;
   assign fw_in_ok  = (j_q != 0) || (xp_av_q >= need);
@@ -335,7 +362,9 @@ module sequencer #(
   assign bw_in_ok  = !in_red_q || bw_final || (dh_av_q >= need);
   assign bw_out_ok = !in_red_q || (bw_final ? (sout_cr_q >= need) : (dout_cr_q >= need));
   assign bw_st_ok  = !in_red_q || bw_final || (rec_av_q >= need);
-  assign bw_dep_ok = in_red_q || (units_q > pv_cur + CW'(u_q));
+  // A group needs the units of its rows (none for an empty group).
+  assign bw_dep_ok = in_red_q || (grp_k >= gh_q) ||
+                     ((units_q > pv_cur) && (rows_done > (CW + 3)'(grp_klast)));
 
   // Framing of the buffered streams (their words are counted in xp/dh_left).
   logic xp_few, xp_many, dh_few, dh_many;
@@ -409,7 +438,8 @@ module sequencer #(
     s_fwb_d    = s_fwb_q;
     l_res_d    = l_res_q;
     s_bw_d     = s_bw_q;
-    p_last_d   = p_last_q;
+    q_last_d   = q_last_q;
+    pitch_d    = pitch_q;
     s_red_d    = s_red_q;
     s_ared_d   = s_ared_q;
     wait_cfg_d = wait_cfg_q;
@@ -435,8 +465,9 @@ module sequencer #(
     len_bad_d  = len_bad_q;
     j_d        = j_q;
     w_d        = w_q;
-    i_d        = i_q;
-    u_d        = u_q;
+    kw_d       = kw_q;
+    gc_d       = gc_q;
+    gl_d       = gl_q;
     g_d        = g_q;
     base_w_d   = base_w_q;
     in_red_d   = in_red_q;
@@ -464,6 +495,7 @@ module sequencer #(
     tk_data_d  = tk_data_q;
     tk_src_d   = 2'd0;
     tk_lane_d  = tk_lane_q;
+    tk_mask_d  = tk_mask_q;
 
     cmd_ready_o     = 1'b0;
     done_o          = 1'b0;
@@ -559,11 +591,13 @@ module sequencer #(
         s_fw_d   = 16'(engine_pkg::fw_elem_spacing(32'(quo_q) + 32'(rem_q != 0), 32'(hid_q), La));
         s_fwb_d  = 16'(engine_pkg::fw_step_spacing(32'(quo_q) + 32'(rem_q != 0), 32'(hid_q), La));
         l_res_d  = engine_pkg::fw_result_gap(32'(quo_q) + 32'(rem_q != 0), 32'(gh_q), 32'(hid_q), Lm, La);
-        s_bw_d   = 16'(engine_pkg::bw_wave_spacing(32'(hid_q), NumPe, La));
-        p_last_d = (rem_q == 0) ? 16'(NumPe) : 16'(rem_q);
-        s_red_d  = 16'(engine_pkg::bw_reduce_gap(32'(hid_q), (rem_q == 0) ? NumPe : 32'(rem_q),
-                                                  NumPe / NumChains, Lm, La));
-        s_ared_d = 16'(engine_pkg::bw_after_reduce(32'(hid_q), 32'(gh_q), NumPe / NumChains, Lm, La));
+        pitch_d  = 16'(pitch);
+        s_bw_d   = 16'(engine_pkg::bw_wave_spacing(32'(hid_q), engine_pkg::bw_wave_span(NumChains, pitch, Lines), La) -
+                       engine_pkg::bw_wave_span(NumChains, pitch, Lines));
+        q_last_d = 16'(q_last);
+        s_red_d  = 16'(engine_pkg::bw_reduce_gap(32'(hid_q), q_last, pitch, Lines, RowLanes, Lm, La) -
+                       engine_pkg::bw_wave_span(q_last, pitch, Lines));
+        s_ared_d = 16'(engine_pkg::bw_after_reduce(32'(hid_q), 32'(gh_q), pitch, Lines, RowLanes, Lm, La));
         state_d  = S_PRODUCT;
       end
 
@@ -629,8 +663,9 @@ module sequencer #(
           nh_d       = '0;
           fin_d      = 1'b0;
           w_d        = '0;
-          i_d        = '0;
-          u_d        = '0;
+          kw_d       = '0;
+          gc_d       = '0;
+          gl_d       = '0;
           g_d        = '0;
           base_w_d   = '0;
           in_red_d   = 1'b1;
@@ -739,25 +774,28 @@ module sequencer #(
             if (bw_dep_ok && bw_in_ok && bw_out_ok && bw_st_ok) begin
               tk_valid_d = 1'b1;
               if (!in_red_q) begin
-                // ROW token: row k = w*P + i for PE i.
+                // ROW token: rows k = w*P + p .. + RowLanes-1 for PEs p.. of
+                // group gl of chain gc (p = gc*ChainLen + gl*RowLanes).
                 dbuf_re_o  = 1'b1;
                 tk_op_d    = engine_pkg::TOK_ROW;
-                tk_pe_d    = PeWidth'(i_q);
+                tk_pe_d    = PeWidth'(grp_pe);
+                tk_mask_d  = grp_mask;
                 tk_addr_d  = WAddrWidth'(base_w_q) + bank_base_q;
                 tk_first_d = (w_q == 0);
                 tk_src_d   = 2'd2;
-                tk_lane_d  = g_q[1:0];
-                i_d        = i_q + 1;
-                g_d        = g_q + 1;
-                if (g_q + 1 == gates) begin
-                  g_d = '0;
-                  u_d = u_q + 1;
+                tk_lane_d  = grp_k[1:0];
+                gc_d       = gc_q + 1'b1;
+                if (line_end) begin
+                  gc_d   = '0;
+                  gl_d   = gl_q + 1'b1;
+                  wait_d = 32'(pitch_q) - 32'(chains_w);
                 end
                 if (wave_end) begin
-                  i_d      = '0;
+                  gl_d     = '0;
                   w_d      = w_q + 1;
+                  kw_d     = kw_q + 18'(NumPe);
                   base_w_d = base_w_q + hid_cw;
-                  wait_d   = (last_wave ? 32'(s_red_q) : 32'(s_bw_q)) - 32'(p_wave);
+                  wait_d   = last_wave ? 32'(s_red_q) : 32'(s_bw_q);
                   in_red_d = last_wave;
                 end
               end else begin
@@ -776,9 +814,9 @@ module sequencer #(
                 nh_d     = nh_q + hid_cw;
                 pv_we    = 1'b1;
                 w_d      = '0;
-                i_d      = '0;
-                u_d      = '0;
-                g_d      = '0;
+                kw_d     = '0;
+                gc_d     = '0;
+                gl_d     = '0;
                 base_w_d = '0;
                 // The next step: the next running sequence at t, else the
                 // first at t - 1, else (after t = 0) the final reductions.
@@ -947,7 +985,8 @@ module sequencer #(
 
   // Buffer reads for the token issued this cycle.
   assign hbuf_raddr_o = {BWidth'(b_q), JWidth'(j_q)};
-  assign dbuf_raddr_o = {BWidth'(b_q), JWidth'(u_q)};
+  // The delta buffer holds rows k in lane k mod 4 of word k / 4 (engine.sv).
+  assign dbuf_raddr_o = {BWidth'(b_q), JWidth'(grp_k >> 2)};
 
   assign xp_open_o = running && is_fw && (xp_left_q != 0);
   assign dh_open_o = running && is_bw && (dh_left_q != 0);
@@ -1021,7 +1060,8 @@ module sequencer #(
     s_fwb_q    <= s_fwb_d;
     l_res_q    <= l_res_d;
     s_bw_q     <= s_bw_d;
-    p_last_q   <= p_last_d;
+    q_last_q   <= q_last_d;
+    pitch_q    <= pitch_d;
     s_red_q    <= s_red_d;
     s_ared_q   <= s_ared_d;
     wait_cfg_q <= wait_cfg_d;
@@ -1044,8 +1084,9 @@ module sequencer #(
     len_bad_q  <= len_bad_d;
     j_q        <= j_d;
     w_q        <= w_d;
-    i_q        <= i_d;
-    u_q        <= u_d;
+    kw_q       <= kw_d;
+    gc_q       <= gc_d;
+    gl_q       <= gl_d;
     g_q        <= g_d;
     base_w_q   <= base_w_d;
     in_red_q   <= in_red_d;
@@ -1069,6 +1110,7 @@ module sequencer #(
     tk_data_q  <= tk_data_d;
     tk_src_q   <= tk_src_d;
     tk_lane_q  <= tk_lane_d;
+    tk_mask_q  <= tk_mask_d;
   end
 
   // ------------------------------------------------------------- outputs
@@ -1096,11 +1138,20 @@ module sequencer #(
   assign tok_zero_o  = tk_zero_q;
   assign tok_pe_o    = tk_pe_q;
   assign tok_addr_o  = tk_addr_q;
+  assign tok_mask_o  = tk_mask_q;
+  logic [RowLanes*32-1:0] tok_rows;  // a ROW token's rows: the buffer word, or its lane
+  if (RowLanes == 4) begin : g_row_word
+    logic [1:0] unused_lane;
+    assign unused_lane = tk_lane_q;
+    assign tok_rows    = dbuf_rdata_i;
+  end else begin : g_row_lane
+    assign tok_rows = dbuf_rdata_i[tk_lane_q*32 +: 32];
+  end
   always_comb begin
     unique case (tk_src_q)
-      2'd1:    tok_data_o = hbuf_rdata_i;
-      2'd2:    tok_data_o = dbuf_rdata_i[tk_lane_q*32 +: 32];
-      default: tok_data_o = tk_data_q;
+      2'd1:    tok_data_o = {RowLanes{hbuf_rdata_i}};
+      2'd2:    tok_data_o = tok_rows;
+      default: tok_data_o = {RowLanes{tk_data_q}};
     endcase
   end
 
@@ -1119,6 +1170,8 @@ module sequencer #(
     if (MaxBatch < 1 || MaxHidden < 1) $error("sequencer: MaxBatch and MaxHidden must be >= 1");
     if (FifoDepth < 2 * MaxHidden) $error("sequencer: FifoDepth must hold two steps");
     if (FlushCycles > 255) $error("sequencer: flush counter too narrow");
+    if (!(RowLanes == 1 || (RowLanes == 4 && ChainLen % 4 == 0)))
+      $error("sequencer: RowLanes=%0d must be 1, or 4 with chains of a multiple of 4 PEs", RowLanes);
   end
 `endif
 

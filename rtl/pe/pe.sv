@@ -12,7 +12,10 @@
 //                to the result RAM (the adder is idle after a step's MACs).
 //   ROW    (BW)  operand delta[k] for this PE: acc[c] (+)= U[k][c] * delta[k]
 //                for every column c; the first row of a step seeds with the
-//                product alone (x + (-0) == x).
+//                product alone (x + (-0) == x). A ROW token carries the rows
+//                of RowLanes consecutive PEs (tok_pe the first, a lane-valid
+//                mask); this PE takes lane PeIndex mod RowLanes. ELEM tokens
+//                carry h[c] in every lane.
 //   REDUCE (BW)  the first PE of its chain (ChainHead) starts H partials of
 //                -0; each PE adds its acc[c] to partial c as it passes (PEs
 //                without rows add -0), so the chain emits its sum
@@ -35,6 +38,7 @@ module pe #(
   parameter int unsigned MaxHidden   = 32,
   parameter int unsigned MulLatency  = 2,
   parameter int unsigned AddLatency  = 3,
+  parameter int unsigned RowLanes    = 1,      // rows a ROW token carries (1 or 4)
   localparam int unsigned MaxRows     = (4 * MaxHidden + NumPe - 1) / NumPe,
   localparam int unsigned AccWords    = (MaxRows > MaxHidden) ? MaxRows : MaxHidden,  // FW rows / BW columns
   localparam int unsigned AccDepth    = (AccWords > 2 * engine_pkg::FW_SPLIT_BASE) ? AccWords :
@@ -66,7 +70,8 @@ module pe #(
   input  logic                   tok_zero_i,
   input  logic [PeWidth-1:0]     tok_pe_i,
   input  logic [WAddrWidth-1:0]  tok_addr_i,
-  input  logic [31:0]            tok_data_i,
+  input  logic [RowLanes-1:0]    tok_mask_i,
+  input  logic [RowLanes*32-1:0] tok_data_i,
   output logic                   tok_valid_o,
   output logic [1:0]             tok_op_o,
   output logic                   tok_first_o,
@@ -74,7 +79,8 @@ module pe #(
   output logic                   tok_zero_o,
   output logic [PeWidth-1:0]     tok_pe_o,
   output logic [WAddrWidth-1:0]  tok_addr_o,
-  output logic [31:0]            tok_data_o,
+  output logic [RowLanes-1:0]    tok_mask_o,
+  output logic [RowLanes*32-1:0] tok_data_o,
   // Weight write port (from the loader's bus).
   input  logic                   wld_valid_i,
   input  logic [WAddrWidth-1:0]  wld_addr_i,
@@ -96,6 +102,8 @@ module pe #(
   localparam int unsigned WaitWidth       = $clog2(DrainDelaySplit + NumPe + 1);
   localparam logic [AccWidth-1:0] SPLIT_BASE = AccWidth'(engine_pkg::FW_SPLIT_BASE);
   localparam logic [PeWidth-1:0] MY_INDEX = PeWidth'(PeIndex);
+  localparam int unsigned MyLane   = PeIndex % RowLanes;
+  localparam int unsigned LaneBits = (RowLanes > 1) ? $clog2(RowLanes) : 0;
 
   // ---------------------------------------------------------------- config
   logic                   cfg_bw_q;
@@ -149,7 +157,8 @@ module pe #(
   logic                  tok_first_q, tok_last_q, tok_zero_q;
   logic [PeWidth-1:0]    tok_pe_q;
   logic [WAddrWidth-1:0] tok_addr_q;
-  logic [31:0]           tok_data_q;
+  logic [RowLanes-1:0]   tok_mask_q;
+  logic [RowLanes*32-1:0] tok_data_q;
 
   always_ff @(posedge clk_i) begin
     if (rst_i) tok_valid_q <= 1'b0;
@@ -162,6 +171,7 @@ module pe #(
     tok_zero_q  <= tok_zero_i;
     tok_pe_q    <= tok_pe_i;
     tok_addr_q  <= tok_addr_i;
+    tok_mask_q  <= tok_mask_i;
     tok_data_q  <= tok_data_i;
   end
   assign tok_valid_o = tok_valid_q;
@@ -171,10 +181,19 @@ module pe #(
   assign tok_zero_o  = tok_zero_q;
   assign tok_pe_o    = tok_pe_q;
   assign tok_addr_o  = tok_addr_q;
+  assign tok_mask_o  = tok_mask_q;
   assign tok_data_o  = tok_data_q;
 
   logic for_me, is_elem, is_row, is_reduce;
-  assign for_me    = (tok_pe_i == MY_INDEX);
+  logic [31:0] tok_x;  // this PE's lane
+  assign tok_x = tok_data_i[MyLane*32 +: 32];
+  if (RowLanes > 1 && NumPe <= RowLanes) begin : g_one_group
+    assign for_me = tok_mask_i[MyLane];
+  end else if (RowLanes > 1) begin : g_group
+    assign for_me = (tok_pe_i[PeWidth-1:LaneBits] == MY_INDEX[PeWidth-1:LaneBits]) && tok_mask_i[MyLane];
+  end else begin : g_single
+    assign for_me = (tok_pe_i == MY_INDEX) && tok_mask_i[0];
+  end
   assign is_elem   = tok_valid_i && (tok_op_i == engine_pkg::TOK_ELEM) && !cfg_bw_q && has_rows_q;
   assign is_row    = tok_valid_i && (tok_op_i == engine_pkg::TOK_ROW) && cfg_bw_q && for_me;
   assign is_reduce = tok_valid_i && (tok_op_i == engine_pkg::TOK_REDUCE) && cfg_bw_q && ChainHead;
@@ -230,7 +249,7 @@ module pe #(
       issue_fw_d    = is_elem;
       issue_first_d = is_elem ? elem_seed : tok_first_i;
       issue_last_d  = tok_last_i;
-      issue_x_d     = tok_data_i;
+      issue_x_d     = tok_x;
     end
   end
 

@@ -6,6 +6,7 @@
 // the tails meet in chain_join (Join levels: a register each for FW results,
 // an adder each for BW partials, which sums the chains in a tree). Every link
 // is a register between neighbours or tree nodes: no net fans out further.
+// BW ROW tokens carry RowLanes rows for as many consecutive PEs of a chain.
 // Weights travel on their own bus (the loader's): Lanes words per cycle for
 // the PEs of one group (Lanes consecutive PEs), registered once per group, so
 // group q writes a word q cycles after the loader sent it.
@@ -25,6 +26,7 @@ module pe_chain #(
   parameter int unsigned MulLatency  = 2,
   parameter int unsigned AddLatency  = 3,
   parameter int unsigned Lanes       = 1,       // weight words per cycle
+  parameter int unsigned RowLanes    = 1,       // BW delta rows per ROW token (1 or 4)
   localparam int unsigned Groups      = (NumPe + Lanes - 1) / Lanes,
   localparam int unsigned GroupWidth  = (Groups > 1) ? $clog2(Groups) : 1,
   localparam int unsigned MaxRows     = (4 * MaxHidden + NumPe - 1) / NumPe,
@@ -48,7 +50,8 @@ module pe_chain #(
   input  logic                   tok_zero_i,
   input  logic [PeWidth-1:0]     tok_pe_i,
   input  logic [WAddrWidth-1:0]  tok_addr_i,
-  input  logic [31:0]            tok_data_i,
+  input  logic [RowLanes-1:0]    tok_mask_i,
+  input  logic [RowLanes*32-1:0] tok_data_i,
   input  logic                   wbus_valid_i,
   input  logic [GroupWidth-1:0]  wbus_group_i,
   input  logic [WAddrWidth-1:0]  wbus_addr_i,
@@ -71,7 +74,8 @@ module pe_chain #(
   logic [NumPe*2-1:0]           tok_op;
   logic [NumPe*PeWidth-1:0]     tok_pe;
   logic [NumPe*WAddrWidth-1:0]  tok_addr;
-  logic [NumPe*32-1:0]          tok_data;
+  logic [NumPe*RowLanes-1:0]    tok_mask;
+  logic [NumPe*RowLanes*32-1:0] tok_data;
   logic [NumPe-1:0]             res_valid, res_zero;
   logic [NumPe*32-1:0]          res_data;
 
@@ -116,7 +120,7 @@ module pe_chain #(
 
   // Chain heads take the broadcast tree's leaves (one chain: the chain input).
   localparam int unsigned CfgTokWidth = 1 + HiddenWidth + RowsWidth + PeWidth +
-                                        1 + 2 + 1 + 1 + 1 + PeWidth + WAddrWidth + 32;
+                                        1 + 2 + 1 + 1 + 1 + PeWidth + WAddrWidth + RowLanes * 33;
   logic [NumChains*CfgTokWidth-1:0] head_in;
   chain_bcast #(
     .Width (CfgTokWidth),
@@ -125,7 +129,7 @@ module pe_chain #(
     .clk_i,
     .rst_i,
     .d_i({cfg_bw_i, cfg_hidden_i, cfg_rows_base_i, cfg_rows_extra_i, tok_valid_i, tok_op_i,
-          tok_first_i, tok_last_i, tok_zero_i, tok_pe_i, tok_addr_i, tok_data_i}),
+          tok_first_i, tok_last_i, tok_zero_i, tok_pe_i, tok_addr_i, tok_mask_i, tok_data_i}),
     .q_o(head_in)
   );
 
@@ -144,11 +148,13 @@ module pe_chain #(
     logic [PeWidth-1:0]     in_cfg_rows_extra, in_tok_pe;
     logic [1:0]             in_tok_op;
     logic [WAddrWidth-1:0]  in_tok_addr;
-    logic [31:0]            in_tok_data, in_res_data;
+    logic [RowLanes-1:0]    in_tok_mask;
+    logic [RowLanes*32-1:0] in_tok_data;
+    logic [31:0]            in_res_data;
     logic                   in_res_valid, in_res_zero;
     if (Head) begin : g_head
       assign {in_cfg_bw, in_cfg_hidden, in_cfg_rows_base, in_cfg_rows_extra, in_tok_valid, in_tok_op,
-              in_tok_first, in_tok_last, in_tok_zero, in_tok_pe, in_tok_addr, in_tok_data} =
+              in_tok_first, in_tok_last, in_tok_zero, in_tok_pe, in_tok_addr, in_tok_mask, in_tok_data} =
              head_in[(i / ChainLen)*CfgTokWidth +: CfgTokWidth];
       assign in_res_valid = 1'b0;
       assign in_res_zero  = 1'b0;
@@ -165,7 +171,8 @@ module pe_chain #(
       assign in_tok_zero       = tok_zero[i-1];
       assign in_tok_pe         = tok_pe[(i-1)*PeWidth +: PeWidth];
       assign in_tok_addr       = tok_addr[(i-1)*WAddrWidth +: WAddrWidth];
-      assign in_tok_data       = tok_data[(i-1)*32 +: 32];
+      assign in_tok_mask       = tok_mask[(i-1)*RowLanes +: RowLanes];
+      assign in_tok_data       = tok_data[(i-1)*RowLanes*32 +: RowLanes*32];
       assign in_res_valid      = res_valid[i-1];
       assign in_res_zero       = res_zero[i-1];
       assign in_res_data       = res_data[(i-1)*32 +: 32];
@@ -177,7 +184,8 @@ module pe_chain #(
       .WeightDepth(WeightDepth),
       .MaxHidden  (MaxHidden),
       .MulLatency (MulLatency),
-      .AddLatency (AddLatency)
+      .AddLatency (AddLatency),
+      .RowLanes   (RowLanes)
     ) u_pe (
       .clk_i,
       .rst_i,
@@ -196,6 +204,7 @@ module pe_chain #(
       .tok_zero_i      (in_tok_zero),
       .tok_pe_i        (in_tok_pe),
       .tok_addr_i      (in_tok_addr),
+      .tok_mask_i      (in_tok_mask),
       .tok_data_i      (in_tok_data),
       .tok_valid_o     (tok_valid[i]),
       .tok_op_o        (tok_op[i*2 +: 2]),
@@ -204,7 +213,8 @@ module pe_chain #(
       .tok_zero_o      (tok_zero[i]),
       .tok_pe_o        (tok_pe[i*PeWidth +: PeWidth]),
       .tok_addr_o      (tok_addr[i*WAddrWidth +: WAddrWidth]),
-      .tok_data_o      (tok_data[i*32 +: 32]),
+      .tok_mask_o      (tok_mask[i*RowLanes +: RowLanes]),
+      .tok_data_o      (tok_data[i*RowLanes*32 +: RowLanes*32]),
       .wld_valid_i     (wld_valid),
       .wld_addr_i      (wb_addr[Q*WAddrWidth +: WAddrWidth]),
       .wld_data_i      (wb_data[(Q*Lanes + L)*32 +: 32]),
@@ -261,7 +271,8 @@ module pe_chain #(
                             cfg_rows_extra[S*PeWidth +: PeWidth], tok_valid[S],
                             tok_op[S*2 +: 2], tok_first[S], tok_last[S],
                             tok_zero[S], tok_pe[S*PeWidth +: PeWidth],
-                            tok_addr[S*WAddrWidth +: WAddrWidth], tok_data[S*32 +: 32]};
+                            tok_addr[S*WAddrWidth +: WAddrWidth], tok_mask[S*RowLanes +: RowLanes],
+                            tok_data[S*RowLanes*32 +: RowLanes*32]};
   end
 
 `ifndef SYNTHESIS
@@ -270,6 +281,8 @@ module pe_chain #(
       $error("pe_chain: NumChains=%0d must divide NumPe=%0d", NumChains, NumPe);
     if (NumChains > 1 && (ChainLen & (ChainLen - 1)) != 0)
       $error("pe_chain: with several chains, ChainLen=%0d must be a power of two", ChainLen);
+    if (!(RowLanes == 1 || (RowLanes == 4 && ChainLen % 4 == 0)))
+      $error("pe_chain: RowLanes=%0d must be 1, or 4 with chains of a multiple of 4 PEs", RowLanes);
   end
 `endif
 

@@ -109,6 +109,23 @@ class OutputFifo {
   std::vector<u64> pops_;
 };
 
+// engine_pkg's ROW token grid, by the same names: the sparse pitch, a wave's
+// span, the command's pitch (sparse unless its grid outlasts max(H, Add + 2)),
+// and the skews it leaves.
+int bw_pitch_sparse(int nc, int lanes, int la) { return std::max(nc, lanes * (la + 1)); }
+int bw_wave_span(int chains, int pitch, int lines) { return (lines - 1) * pitch + chains; }
+int bw_pitch(int h, int nc, int lines, int lanes, int la) {
+  const int sparse = bw_pitch_sparse(nc, lanes, la);
+  return bw_wave_span(nc, sparse, lines) <= std::max(h, la + 2) ? sparse : nc;
+}
+int bw_skew_reduce(int pitch, int lines, int lanes, int la) {
+  return pitch > lanes * (la + 1) ? (lines - 1) * (pitch - lanes * (la + 1)) : 0;
+}
+int bw_skew_next(int gate_rows, int pitch, int lines, int lanes, int la) {
+  const int skew = (std::min(gate_rows, lanes) - 1) * (la + 1);
+  return pitch < lanes * (la + 1) ? skew + (lines - 1) * (lanes * (la + 1) - pitch) : skew;
+}
+
 void check(const Config& cfg, const EngineTiming& t) {
   if (cfg.hidden < 1 || cfg.batch < 1 || cfg.steps < 1 || t.num_pe < 1 || t.mul_latency < 1 ||
       t.add_latency < 1 || t.mem_latency < 1 || t.fifo_depth < 2 * cfg.hidden) {
@@ -121,9 +138,26 @@ void check(const Config& cfg, const EngineTiming& t) {
                                 std::to_string(t.num_pe) +
                                 " PEs: 1..512 chains that divide the PEs, of a power-of-two length if more than one");
   }
+  const int lanes = t.lanes();
+  if (!(lanes == 1 || (lanes == 4 && len % 4 == 0))) {
+    throw std::invalid_argument("engine cycle model: " + std::to_string(lanes) +
+                                " rows a ROW token: 1, or 4 with chains of a multiple of 4 PEs");
+  }
 }
 
 }  // namespace
+
+int row_lanes(int num_pe, int num_chains, int add_latency) {
+  const int len = num_pe / num_chains;
+  if (len % 4 != 0) return 1;
+  const int p4 = bw_pitch_sparse(num_chains, 4, add_latency), p1 = bw_pitch_sparse(num_chains, 1, add_latency);
+  return bw_skew_reduce(p4, len / 4, 4, add_latency) + bw_skew_next(4, p4, len / 4, 4, add_latency) <
+                 bw_skew_reduce(p1, len, 1, add_latency)
+             ? 4
+             : 1;
+}
+
+int EngineTiming::lanes() const { return row_lanes != 0 ? row_lanes : engine::row_lanes(num_pe, num_chains, add_latency); }
 
 int bcast_depth(int num_chains) {
   int depth = 0;
@@ -144,17 +178,23 @@ Schedule Schedule::of(const Config& cfg, const EngineTiming& t) {
   s.num_gates = g;
   s.rows_floor = gh / p;
   s.rows = (gh + p - 1) / p;
-  s.tokens_last_wave = gh % p == 0 ? p : gh % p;
   s.fw_split = engine::fw_split(s.rows, h);
   // engine_pkg's spacing rules, by the same names.
   s.spacing_fw = std::max(s.rows, s.fw_split ? (la + 3) / 2 : la + 2);                       // fw_elem_spacing
   s.spacing_step = s.fw_split ? std::max(s.spacing_fw, split_wait(la) + la + s.rows + 1) : s.spacing_fw;  // fw_step_spacing
   s.result_gap = gh + latencies(cfg.cell, s.fw_split, t).drain_delay + 4;                     // fw_result_gap
-  s.spacing_bw = std::max({h, la + 2, p});                                           // bw_wave_spacing
-  const int len = t.chain_len();  // bw_reduce_gap: the last chain the last wave reaches
-  s.reduce_gap = std::max((h > la + 2 ? h + lm : la + 2 + lm) + (s.tokens_last_wave - 1) / len * len,
-                          s.tokens_last_wave);
-  const int ared = h + (gh < len ? gh - 1 : len - 1) * la;                          // bw_after_reduce
+  const int len = t.chain_len(), nc = t.num_chains, lanes = t.lanes();
+  const int tokens_last = gh % p == 0 ? p : gh % p;
+  s.row_lanes = lanes;
+  s.lines = len / lanes;
+  s.pitch = bw_pitch(h, nc, s.lines, lanes, la);
+  s.chains_last = nc == 1 ? 1 : (tokens_last - 1) / len + 1;
+  s.span_full = bw_wave_span(nc, s.pitch, s.lines);
+  s.span_last = bw_wave_span(s.chains_last, s.pitch, s.lines);
+  s.spacing_bw = std::max({h, la + 2, s.span_full});                                   // bw_wave_spacing
+  s.reduce_gap = std::max(std::max(h, la + 2) + lm + bw_skew_reduce(s.pitch, s.lines, lanes, la) + s.chains_last - 1,
+                          s.span_last);                                                // bw_reduce_gap
+  const int ared = h + bw_skew_next(gh, s.pitch, s.lines, lanes, la);                  // bw_after_reduce
   s.after_reduce = ared > lm + 1 ? ared - lm : 1;
   return s;
 }
@@ -222,7 +262,8 @@ u64 backward_cycles(const Config& cfg, const EngineTiming& t) {
   check(cfg, t);
   const Schedule s = Schedule::of(cfg, t);
   const Latencies l = latencies(cfg.cell, s.fw_split, t);
-  const u64 h = cfg.hidden, b = cfg.batch, g = s.num_gates, p = t.num_pe;
+  const u64 h = cfg.hidden, b = cfg.batch, g = s.num_gates, p = t.num_pe, gh = g * h;
+  const u64 len = static_cast<u64>(t.chain_len()), lanes = static_cast<u64>(s.row_lanes);
   const std::vector<Step> order = chain_steps(cfg, true);  // + the final reductions (dh0)
   const u64 steps = order.size();
   const u64 waves = s.rows;
@@ -243,19 +284,28 @@ u64 backward_cycles(const Config& cfg, const EngineTiming& t) {
   for (u64 n = 0; n < steps; ++n) {
     if (!zero_step(order[n])) {
       // Waves of delta rows of the sequence's previous step: wave w carries
-      // rows w*P .. w*P+P-1, one token per cycle, row k needs unit k/G.
+      // rows w*P .. w*P+P-1 in a grid of lines (group m4 of every chain the
+      // wave reaches, one token a cycle, lines `pitch` apart); a group needs
+      // the units of its rows (row k: unit k/G).
+      u64 at = next;
       for (u64 w = 0; w < waves; ++w) {
-        const u64 tokens = (w + 1 == waves) ? s.tokens_last_wave : p;
-        u64 start = next, at = next;
-        for (u64 i = 0; i < tokens; ++i) {
-          const u64 unit = (w * p + i) / g;
-          at = std::max(at, reduce[static_cast<u64>(order[n].prev)] + dep + unit);
-          if (i == 0) start = at;
-          at += 1;
+        const bool last_wave = w + 1 == waves;
+        const u64 chains = static_cast<u64>(last_wave ? s.chains_last : t.num_chains);
+        for (u64 m4 = 0; m4 < static_cast<u64>(s.lines); ++m4) {
+          for (u64 q = 0; q < chains; ++q) {
+            const u64 k0 = w * p + q * len + m4 * lanes;
+            if (k0 < gh) {
+              const u64 unit = std::min(k0 + lanes - 1, gh - 1) / g;
+              at = std::max(at, reduce[static_cast<u64>(order[n].prev)] + dep + unit);
+            }
+            at += 1;
+          }
+          if (m4 + 1 < static_cast<u64>(s.lines)) at += static_cast<u64>(s.pitch) - chains;
         }
-        const u64 gap = (w + 1 == waves) ? s.reduce_gap : s.spacing_bw;
-        next = std::max(at, start + gap);
+        // The sequencer waits from the wave's last token: the spacing less the span.
+        at += last_wave ? static_cast<u64>(s.reduce_gap - s.span_last) : static_cast<u64>(s.spacing_bw - s.span_full);
       }
+      next = at;
     }
     // Room for the step's outputs: delta, or dh0/dc0 in a final reduction.
     OutputFifo& out = order[n].t >= 0 ? delta_out : state_out;

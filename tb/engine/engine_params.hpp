@@ -12,6 +12,10 @@
 #ifndef FARNN_PARAM_NumChains
 #define FARNN_PARAM_NumChains 1
 #endif
+// A build that does not name RowLanes takes engine_pkg::row_lanes (0 here).
+#ifndef FARNN_PARAM_RowLanes
+#define FARNN_PARAM_RowLanes 0
+#endif
 
 namespace farnn::tb {
 
@@ -25,17 +29,19 @@ struct EngineParams {
   int max_batch = FARNN_PARAM_MaxBatch;
   int mul_latency = FARNN_PARAM_MulLatency;
   int add_latency = FARNN_PARAM_AddLatency;
+  int row_lanes = FARNN_PARAM_RowLanes;  // 0: the default for the geometry
   engine::LoadLayout layout() const { return {num_pe, weight_lanes}; }
   int fifo_depth() const { return engine::stream_fifo_depth(max_hidden); }  // the engine's stream FIFOs
   // The cycle model's view of this engine, with a gate store answering after mem_latency cycles.
   engine::EngineTiming timing(int mem_latency) const {
-    return {num_pe, mul_latency, add_latency, mem_latency, fifo_depth(), weight_lanes, num_chains};
+    return {num_pe, mul_latency, add_latency, mem_latency, fifo_depth(), weight_lanes, num_chains, row_lanes};
   }
   std::string describe() const {
     return "NumPe=" + std::to_string(num_pe) + " NumChains=" + std::to_string(num_chains) + " WeightDepth=" + std::to_string(weight_depth) +
            " NumBanks=" + std::to_string(num_banks) + " WeightLanes=" + std::to_string(weight_lanes) +
            " MaxHidden=" + std::to_string(max_hidden) + " MaxBatch=" + std::to_string(max_batch) +
-           " MulLatency=" + std::to_string(mul_latency) + " AddLatency=" + std::to_string(add_latency);
+           " MulLatency=" + std::to_string(mul_latency) + " AddLatency=" + std::to_string(add_latency) +
+           " RowLanes=" + std::to_string(timing(1).lanes());
   }
 };
 

@@ -1,7 +1,7 @@
 // The engine's bit-accurate layer model on its own (no RTL): against the
 // float64 golden model over longer sequences and several chain sizes, the
 // chain accumulation orders against direct loops, the weight-load layout, and
-// size errors.
+// size errors; the cycle model's choice of backward ROW token lanes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "engine_kernels.hpp"
+#include "farnn/engine_cycles.hpp"
 #include "farnn/engine_model.hpp"
 #include "farnn/fp32.hpp"
 #include "layer_case.hpp"
@@ -337,6 +338,56 @@ TEST(EngineModel, RejectsWrongSizes) {
   w.b_hh.pop_back();
   EXPECT_THROW(engine::validate(cfg, w), std::invalid_argument);
   EXPECT_THROW(engine::validate({Cell::kLstm, 0, 1, 1, 1}, w), std::invalid_argument);
+}
+
+
+// engine_pkg::row_lanes, mirrored by engine::row_lanes: 4 rows a ROW token
+// where the sparse grid's skews are smaller with them (long or many chains),
+// 1 where chains of 4 already keep the sweep (the P4/P12/P16 test builds).
+// The cycle model refuses lanes a chain cannot hold. (Whether the RTL's
+// default equals this one is what the speed tests check on every build.)
+TEST(EngineCycles, RowLanesFourOnlyWhereTheyPay) {
+  EXPECT_EQ(engine::row_lanes(256, 16, 4), 4);
+  EXPECT_EQ(engine::row_lanes(1024, 64, 4), 4);
+  EXPECT_EQ(engine::row_lanes(816, 51, 4), 4);
+  EXPECT_EQ(engine::row_lanes(16, 4, 4), 1);
+  EXPECT_EQ(engine::row_lanes(64, 4, 4), 1);
+  EXPECT_EQ(engine::row_lanes(12, 3, 2), 1);
+  EXPECT_EQ(engine::row_lanes(4, 1, 3), 1);
+  EXPECT_EQ(engine::row_lanes(1, 1, 1), 1);
+  EXPECT_EQ(engine::row_lanes(24, 4, 4), 1);  // chains of 6: 4 lanes do not fit
+
+  const engine::Config cfg{Cell::kLstm, 8, 1, 2, 1};
+  engine::EngineTiming t{8, 3, 4, 30, 64, 16, 4, 4};  // chains of 2 PEs, 4 rows a token
+  try {
+    engine::backward_cycles(cfg, t);
+    FAIL() << "4 rows a token on chains of 2 PEs accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("4 rows a ROW token"), std::string::npos) << e.what();
+  }
+  t.row_lanes = 0;
+  EXPECT_EQ(t.lanes(), 1);
+  EXPECT_GT(engine::backward_cycles(cfg, t), 0u);
+}
+
+// The backward grid at 256 PEs in 16 chains of 16 (the P256 bench build): a
+// wave of 4-row tokens spans 3 lines 20 cycles apart plus one token per
+// chain, and the REDUCE and the next wave wait only for the grid's skews.
+TEST(EngineCycles, BackwardGridAtDeviceScale) {
+  const engine::Config cfg{Cell::kLstm, 256, 1, 20, 1};
+  const engine::EngineTiming t{256, 3, 4, 30, 512, 16, 16};
+  const engine::Schedule s = engine::Schedule::of(cfg, t);
+  EXPECT_EQ(s.row_lanes, 4);
+  EXPECT_EQ(s.lines, 4);
+  EXPECT_EQ(s.pitch, 20);
+  EXPECT_EQ(s.span_full, 76);
+  EXPECT_EQ(s.spacing_bw, 256);
+  EXPECT_EQ(s.reduce_gap, 256 + 3 + 15);  // H + Mul + (chains - 1)
+  EXPECT_EQ(s.after_reduce, 256 + 15 - 3);  // H + 3*(Add + 1) - Mul
+  // A command whose grid would outlast H sends the lines back to back.
+  const engine::Schedule small = engine::Schedule::of({Cell::kLstm, 32, 1, 20, 1}, t);
+  EXPECT_EQ(small.pitch, 16);
+  EXPECT_EQ(small.span_full, 64);
 }
 
 }  // namespace

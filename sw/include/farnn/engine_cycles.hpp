@@ -23,8 +23,14 @@ struct EngineTiming {
   int fifo_depth = 64;  // the engine's stream FIFOs: 2^ceil(log2(2*MaxHidden)) entries
   int weight_lanes = 16;  // words per weight-stream beat
   int num_chains = 1;     // pe_chain's chains of num_pe / num_chains PEs
+  int row_lanes = 0;      // BW delta rows a ROW token carries; 0: the engine's default (row_lanes())
   int chain_len() const { return num_pe / num_chains; }
+  int lanes() const;      // row_lanes, or the default for this geometry
 };
+
+// The engine's default RowLanes (engine_pkg::row_lanes): 4 where it leaves the
+// smaller backward skews (chains of a multiple of 4 PEs), else 1.
+int row_lanes(int num_pe, int num_chains, int add_latency);
 
 // Entries of the engine's stream FIFOs for a MaxHidden: 2^ceil(log2(2*MaxHidden)).
 inline int stream_fifo_depth(int max_hidden) {
@@ -42,8 +48,10 @@ int join_depth(int num_chains);
 // Issue rules of the sequencer (rtl/engine/sequencer.sv, S_DERIVE), shared by
 // the model and the documentation of the schedule.
 struct Schedule {
-  int num_gates, rows, rows_floor, spacing_fw, spacing_step, result_gap, spacing_bw, tokens_last_wave,
-      reduce_gap, after_reduce;
+  int num_gates, rows, rows_floor, spacing_fw, spacing_step, result_gap;
+  // BW: the ROW token grid (lines of groups, pitch apart), the chains the last
+  // wave reaches, the spans of a full and of the last wave, and the spacings.
+  int row_lanes, lines, pitch, chains_last, span_full, span_last, spacing_bw, reduce_gap, after_reduce;
   bool fw_split;  // two sums per row forward (engine::fw_split)
   static Schedule of(const Config& cfg, const EngineTiming& t);
 };
