@@ -44,7 +44,7 @@ module sequencer #(
   parameter int unsigned AddLatency   = 3,
   parameter int unsigned MemAddrWidth = 40,
   parameter int unsigned FifoDepth    = 64,
-  parameter int unsigned RowLanes     = 1,      // delta rows a ROW token carries (1 or 4)
+  parameter int unsigned RowLanes     = 1,      // delta rows a ROW token carries (pe_chain checks it)
   localparam int unsigned CountWidth  = $clog2(NumPe + 2),
   localparam int unsigned BankWidth   = (NumBanks > 1) ? $clog2(NumBanks) : 1,
   localparam int unsigned MaxRows     = (4 * MaxHidden + NumPe - 1) / NumPe,
@@ -1170,8 +1170,6 @@ module sequencer #(
     if (MaxBatch < 1 || MaxHidden < 1) $error("sequencer: MaxBatch and MaxHidden must be >= 1");
     if (FifoDepth < 2 * MaxHidden) $error("sequencer: FifoDepth must hold two steps");
     if (FlushCycles > 255) $error("sequencer: flush counter too narrow");
-    if (!(RowLanes == 1 || (RowLanes == 4 && ChainLen % 4 == 0)))
-      $error("sequencer: RowLanes=%0d must be 1, or 4 with chains of a multiple of 4 PEs", RowLanes);
   end
 `endif
 
