@@ -16,7 +16,8 @@
 // command's cell picks whose operands enter lanes 0-2. BW uses none.
 // Every step is announced by a descriptor from the sequencer, which has
 // reserved room in every output FIFO and made sure every input FIFO holds the
-// whole step, so nothing here ever stalls (asserted).
+// whole step by the time its first result arrives, so nothing here ever
+// stalls (asserted).
 // Latency: FW 3/5*AddLatency + 2*MulLatency + 2*ACT_LATENCY (LSTM/GRU) plus 1;
 // BW 2*AddLatency + 4*MulLatency + 1. Throughput: one unit per G cycles (FW),
 // one per cycle (BW).

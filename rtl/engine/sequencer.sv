@@ -15,9 +15,10 @@
 // Sequences have their own lengths (1..T): a finished sequence does no work
 // and is absent from the streams (PyTorch PackedSequence order); each
 // sequence's dependency is on its own previous step (a per-slot table).
-// It reserves room in every output FIFO and checks every input FIFO holds a
-// whole step before starting it, so the rigid chain and activation unit never
-// stall. Token spacing follows the PE timing (docs/architecture.md).
+// It reserves room in every output FIFO before starting a step and checks
+// every input FIFO holds the whole step before the step's results reach the
+// activation unit (FW: Xp at the step's last ELEM; BW: dh and records at its
+// REDUCE), so the rigid chain and activation unit never stall. Token spacing follows the PE timing (docs/architecture.md).
 // Framing: every input stream marks the final word of the command's portion
 // with `last`; a `last` too early ends the command with ERR_TOO_FEW_WORDS, a
 // final word without it with ERR_TOO_MANY_WORDS, after which the stream's
@@ -352,7 +353,10 @@ module sequencer #(
   assign rows_done = (CW + 3)'(CW'(units_q - pv_cur)) * (CW + 3)'(gates);
 
   logic fw_in_ok, fw_out_ok, fw_st_ok, fw_dep_ok, fw_spc_ok;
-  assign fw_in_ok  = (j_q != 0) || (xp_av_q >= need);
+  // A step's Xp is first read after its last ELEM (by the activation unit),
+  // so the step's last ELEM, not its first, waits for all of it: the first
+  // step's MACs overlap the Xp stream.
+  assign fw_in_ok  = (32'(j_q) + 1 != 32'(hid_q)) || (xp_av_q >= need);
   assign fw_out_ok = (j_q != 0) || ((hout_cr_q >= need) && (!fw_last_t || sout_cr_q >= need));
   assign fw_st_ok  = (j_q != 0) || (store_cr_q >= need);
   assign fw_dep_ok = (t_q == 0) || (units_q > pv_cur + CW'(j_q));
@@ -738,13 +742,13 @@ module sequencer #(
               if (j_q == 0) begin
                 desc_valid_o = 1'b1;
                 desc_flag_o  = fw_last_t;
-                xp_av_d      = xp_av_d - need;
                 hout_cr_d    = hout_cr_d - need;
                 store_cr_d   = store_cr_d - need;
                 if (fw_last_t) sout_cr_d = sout_cr_d - need;
               end
               j_d = j_q + 1;
               if (32'(j_q) + 1 == 32'(hid_q)) begin
+                xp_av_d = xp_av_d - need;
                 since_d = '0;
                 j_d     = '0;
                 n_d     = n_q + 1;

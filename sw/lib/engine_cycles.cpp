@@ -225,8 +225,9 @@ u64 forward_cycles(const Config& cfg, const EngineTiming& t) {
   const u64 dep = 1 + l.bcast + l.drain_delay + t.chain_len() + 2 + l.join_fw + 1 + (g - 1) + l.act_fw;
   const u64 st = state_start(cfg, s, t);
   // The first ELEM needs the initial state loaded (B*H or 2*B*H words, one
-  // per cycle) and the step's xp (G*H words, one per cycle, packed into units).
-  const u64 first = std::max(st + b * h * state_words(cfg.cell), st + g * h);
+  // per cycle); the last ELEM of step n needs the Xp of steps 0..n (G*H words
+  // a step, one per cycle from S_STATE on, packed into units).
+  const u64 first = st + b * h * state_words(cfg.cell);
   const u64 depth = static_cast<u64>(t.fifo_depth);
   OutputFifo h_out(depth, 1), state_out(depth, state_words(cfg.cell));
   std::vector<u64> last(steps);
@@ -240,6 +241,7 @@ u64 forward_cycles(const Config& cfg, const EngineTiming& t) {
       if (any) at = std::max(at, prev + (j == 0 ? s.spacing_step : s.spacing_fw));
       if (st_n.prev >= 0) at = std::max(at, last[static_cast<u64>(st_n.prev)] + dep + g * j);  // its unit j
       if (j + 1 == h && n > 0) at = std::max(at, last[n - 1] + s.result_gap + 1);  // drain slots free
+      if (j + 1 == h) at = std::max(at, st + g * h * (n + 1));                      // the step's Xp in
       if (j == 0) {  // room for the step's outputs
         at = h_out.reserve(at, h);
         if (final_step) at = state_out.reserve(at, h);
