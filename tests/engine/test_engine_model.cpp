@@ -390,5 +390,39 @@ TEST(EngineCycles, BackwardGridAtDeviceScale) {
   EXPECT_EQ(small.span_full, 64);
 }
 
+// The batch-1 targets that the cycle model meets (T = 20, MulLatency 3,
+// AddLatency 4, gate store 30; the latencies of the P16 and P256 builds):
+// LSTM at 256 PEs in 16 chains, H = 256 >= 80 % forward and >= 75 % backward,
+// H = 128 >= 45 % backward; at 1,024 PEs in 64 chains, H = 1,024 >= 90 %
+// forward (the first step's Xp overlaps its MACs). A schedule change that
+// slows one of them fails here, and the speed tests hold the RTL to the model.
+TEST(EngineCycles, DeviceScaleTargetsMet) {
+  auto util = [](int pes, int chains, int h, bool backward) {
+    const engine::Config cfg{Cell::kLstm, h, 1, 20, 1};
+    const engine::EngineTiming t{pes, 3, 4, 30, engine::stream_fifo_depth(h), 16, chains};
+    const double bound = 4.0 * h * h / pes * 20;
+    return bound / static_cast<double>(backward ? engine::backward_cycles(cfg, t) : engine::forward_cycles(cfg, t));
+  };
+  EXPECT_GE(util(256, 16, 256, false), 0.80);
+  EXPECT_GE(util(256, 16, 256, true), 0.75);
+  EXPECT_GE(util(256, 16, 128, true), 0.45);
+  EXPECT_GE(util(1024, 64, 1024, false), 0.90);
+}
+
+// The 32-bit streams bound a step whatever the chains do: a forward step
+// takes its G*H Xp words and a backward step gives its 4*H delta words one a
+// cycle, so a command of T steps is never shorter than T*G*H (FW) or T*4*H
+// (BW) cycles. Checked where the MACs alone would be far shorter.
+TEST(EngineCycles, StreamsBoundAStep) {
+  for (Cell cell : {Cell::kLstm, Cell::kGru}) {
+    for (int h : {64, 128, 256}) {
+      const engine::Config cfg{cell, h, 1, 20, 1};
+      const engine::EngineTiming t{1024, 3, 4, 30, engine::stream_fifo_depth(h), 16, 64};
+      EXPECT_GE(engine::forward_cycles(cfg, t), 20u * engine::gates(cell) * h) << engine::cell_name(cell) << h;
+      EXPECT_GE(engine::backward_cycles(cfg, t), 20u * engine::kDeltaWords * h) << engine::cell_name(cell) << h;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace farnn::tb
