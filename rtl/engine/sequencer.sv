@@ -18,7 +18,8 @@
 // It reserves room in every output FIFO before starting a step and checks
 // every input FIFO holds the whole step before the step's results reach the
 // activation unit (FW: Xp at the step's last ELEM; BW: dh and records at its
-// REDUCE), so the rigid chain and activation unit never stall. Token spacing follows the PE timing (docs/architecture.md).
+// REDUCE), so the rigid chain and activation unit never stall. Token spacing
+// follows the PE timing (docs/architecture.md).
 // Framing: every input stream marks the final word of the command's portion
 // with `last`; a `last` too early ends the command with ERR_TOO_FEW_WORDS, a
 // final word without it with ERR_TOO_MANY_WORDS, after which the stream's
