@@ -19,6 +19,9 @@ constexpr int kActLatency = 6;  // sigmoid/tanh unit (rtl/act/act_pkg.sv ACT_LAT
 // words of the last dh0 unit.
 constexpr u64 kFwTail = 4;
 constexpr u64 kBwTail = 3;
+// An output stream's last word (cycle L) to the cycles counted: the FIFO's
+// count falls at L + 1, S_DRAIN sees the FIFOs idle and S_DONE is cycle L + 2.
+constexpr u64 kLastWordToDone = 3;
 
 // Latencies of the blocks, from their RTL headers.
 struct Latencies {
@@ -257,7 +260,7 @@ u64 forward_cycles(const Config& cfg, const EngineTiming& t) {
   }
   // The last unit of the last step, then its h word and gate-store record out.
   const u64 end = last[steps - 1] + dep + g * (h - 1) + kFwTail + t.mem_latency;
-  return std::max({end, h_out.last_pop(), state_out.last_pop()});
+  return std::max({end, h_out.last_pop() + kLastWordToDone, state_out.last_pop() + kLastWordToDone});
 }
 
 u64 backward_cycles(const Config& cfg, const EngineTiming& t) {
@@ -317,7 +320,7 @@ u64 backward_cycles(const Config& cfg, const EngineTiming& t) {
   }
   // The last final reduction's units (dh0, dc0) and their state words out.
   const u64 end = reduce[steps - 1] + dep + kBwTail + h * state_words(cfg.cell);
-  return std::max({end, delta_out.last_pop(), state_out.last_pop()});
+  return std::max({end, delta_out.last_pop() + kLastWordToDone, state_out.last_pop() + kLastWordToDone});
 }
 
 }  // namespace farnn::engine
