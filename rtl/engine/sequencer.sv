@@ -334,9 +334,12 @@ module sequencer #(
   logic [CW+2:0] rows_done;              // rows of the previous step whose deltas exist
   logic [31:0]   q_last;                 // chains the last wave reaches (S_DERIVE)
   logic [31:0]   pitch;                  // the command's grid pitch (S_DERIVE)
+  logic [31:0]   span_full, span_last;   // a full and the last wave's token span (S_DERIVE)
   assign pitch  = engine_pkg::bw_pitch(32'(hid_q), NumChains, Lines, RowLanes, La);
   assign q_last = (NumChains == 1) ? 32'd1 :
                   ((((rem_q == 0) ? NumPe : 32'(rem_q)) - 1) >> ChainBits) + 1;
+  assign span_full = engine_pkg::bw_wave_span(NumChains, pitch, Lines);
+  assign span_last = engine_pkg::bw_wave_span(q_last, pitch, Lines);
   assign need      = hid_cw;
   assign fw_last_t = (t_q + 1'b1 == len_b);         // the sequence's last step
   assign bw_final  = fin_q;
@@ -597,11 +600,9 @@ module sequencer #(
         s_fwb_d  = 16'(engine_pkg::fw_step_spacing(32'(quo_q) + 32'(rem_q != 0), 32'(hid_q), La));
         l_res_d  = engine_pkg::fw_result_gap(32'(quo_q) + 32'(rem_q != 0), 32'(gh_q), 32'(hid_q), Lm, La);
         pitch_d  = 16'(pitch);
-        s_bw_d   = 16'(engine_pkg::bw_wave_spacing(32'(hid_q), engine_pkg::bw_wave_span(NumChains, pitch, Lines), La) -
-                       engine_pkg::bw_wave_span(NumChains, pitch, Lines));
+        s_bw_d   = 16'(engine_pkg::bw_wave_spacing(32'(hid_q), span_full, La) - span_full);
         q_last_d = 16'(q_last);
-        s_red_d  = 16'(engine_pkg::bw_reduce_gap(32'(hid_q), q_last, pitch, Lines, RowLanes, Lm, La) -
-                       engine_pkg::bw_wave_span(q_last, pitch, Lines));
+        s_red_d  = 16'(engine_pkg::bw_reduce_gap(32'(hid_q), q_last, pitch, Lines, RowLanes, Lm, La) - span_last);
         s_ared_d = 16'(engine_pkg::bw_after_reduce(32'(hid_q), 32'(gh_q), pitch, Lines, RowLanes, Lm, La));
         state_d  = S_PRODUCT;
       end
