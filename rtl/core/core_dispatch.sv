@@ -469,6 +469,11 @@ module core_dispatch #(
                     ((d_every != 0) ? d_prog_addr[1:0] : 2'd0)) != 2'd0) begin
         dec_err  = core_regs_pkg::ERR_ALIGN;
         dec_kind = core_regs_pkg::FAULT_KIND_ALIGN;
+      end else if (is_bw && (d_out_addr[3:0] | d_out_stride[3:0]) != 4'd0) begin
+        // BACKWARD writes delta a unit (4 words, 16 bytes) an item.
+        dec_err  = core_regs_pkg::ERR_ALIGN;
+        dec_kind = core_regs_pkg::FAULT_KIND_ALIGN;
+        dec_addr = d_out_addr;
       end
     end else if (is_wait || is_signal) begin
       if (d_addr0[1:0] != 2'd0) begin

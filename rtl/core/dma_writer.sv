@@ -1,8 +1,11 @@
-// DMA writer: writes a stream of 32-bit words to byte ranges of host memory
-// over an AXI4 write channel (AW/W/B, 512-bit data).
-// A command (cmd_addr_i 4-byte aligned, cmd_bytes_i a non-zero multiple of 4)
-// takes exactly cmd_bytes_i/4 words from the in stream. Words are packed into
-// beats at lane addr[5:2] with WSTRB covering only the bytes written, and the
+// DMA writer: writes a stream of items to byte ranges of host memory over an
+// AXI4 write channel (AW/W/B, 512-bit data). An item is one 32-bit word
+// (in_data_i[31:0]) or, for a command given with cmd_wide_i, InWords words
+// (word 0 in bits 31:0).
+// A command (cmd_addr_i aligned to the item, cmd_bytes_i a non-zero multiple
+// of it) takes exactly cmd_bytes_i/4 words from the in stream. Words are
+// packed into beats at lane addr[5:2] with WSTRB covering only the bytes
+// written, and the
 // beats are grouped into INCR bursts as long as possible within
 // min(MaxBurstBeats, FifoBeats) beats and the 4 KiB boundary. A burst's AW is
 // issued only once all its beats are buffered, so W never waits on the input
@@ -22,12 +25,13 @@
 // once nothing is in flight, at most FifoBeats + 2 cycles after the last B.
 // Latency: a command's last word to its AWVALID 2 cycles, to its first
 // WVALID 1 cycle after the AW is accepted; B to done_o 1 cycle.
-// Throughput: one input word per cycle; one W beat per cycle.
+// Throughput: one input item per cycle; one W beat per cycle.
 `default_nettype none
 
 module dma_writer #(
   parameter int unsigned IdWidth        = 4,
   parameter int unsigned Id             = 0,
+  parameter int unsigned InWords        = 1,   // words of a wide item: 1, 2, 4 or 8
   parameter int unsigned FifoBeats      = 32,
   parameter int unsigned MaxBurstBeats  = 64,
   parameter int unsigned MaxOutstanding = 8
@@ -40,9 +44,10 @@ module dma_writer #(
   output logic               cmd_ready_o,
   input  logic [63:0]        cmd_addr_i,
   input  logic [31:0]        cmd_bytes_i,
+  input  logic               cmd_wide_i,     // the command's items are InWords words
   input  logic               in_valid_i,
   output logic               in_ready_o,
-  input  logic [31:0]        in_data_i,
+  input  logic [InWords*32-1:0] in_data_i,
   output logic               done_o,
   output logic               err_o,
   output logic [63:0]        err_addr_o,
@@ -72,6 +77,8 @@ module dma_writer #(
   localparam int unsigned RingCntWidth = $clog2(RingDepth + 1);
   localparam int unsigned BeatCntWidth = $clog2(FifoBeats + 2);  // as prim_fifo's count_o
   localparam int unsigned FifoWidth    = 1 + 16 + 512;           // WLAST, word mask, data
+  localparam int unsigned ItemShift    = $clog2(InWords);
+  localparam logic [15:0] WideMask     = 16'((32'd1 << InWords) - 1);
 
   function automatic logic [PtrWidth-1:0] next_ptr(input logic [PtrWidth-1:0] p);
     next_ptr = (32'(p) == RingDepth - 1) ? '0 : p + 1'b1;
@@ -79,7 +86,10 @@ module dma_writer #(
 
   // Packer: the current command and the beat being assembled.
   logic         active_q, active_d;
-  logic [61:0]  waddr_q, waddr_d;            // word address of the next word
+  logic         wide_q, wide_d;              // items of InWords words
+  logic [4:0]   item_words;                  // words of an item: 1 or InWords
+  logic [15:0]  item_mask;                   // the lanes the item at `lane` fills
+  logic [61:0]  waddr_q, waddr_d;            // word address of the next item
   logic [29:0]  words_left_q, words_left_d;
   logic [511:0] beat_data_q, beat_data_d, merged;
   logic [15:0]  beat_mask_q, beat_mask_d;    // words of the beat written so far
@@ -87,7 +97,7 @@ module dma_writer #(
   logic [57:0]  burst_addr_q, burst_addr_d;
   logic [3:0]   lane;
   logic [57:0]  beat_addr;
-  logic         last_word, beat_end, burst_end, in_take, cmd_take;
+  logic         last_word, beat_full, beat_end, burst_end, in_take, cmd_take;
 
   // Burst ring: [bptr, aptr) in flight, [aptr, wptr) formed.
   logic [57:0]             ring_addr [RingDepth];
@@ -125,10 +135,13 @@ module dma_writer #(
   // Packer.
   assign lane = waddr_q[3:0];
   assign beat_addr = waddr_q[61:4];
-  assign last_word = (words_left_q == 30'd1);
-  assign beat_end = (lane == 4'hf) || last_word;
+  assign item_words = wide_q ? 5'(InWords) : 5'd1;
+  assign item_mask = (wide_q ? WideMask : 16'd1) << lane;
+  assign last_word = (words_left_q == 30'(item_words));  // the command's last item
+  assign beat_full = ({1'b0, lane} + item_words == 5'd16);
+  assign beat_end = beat_full || last_word;
   assign burst_end = last_word ||
-                     ((lane == 4'hf) && ((32'(burst_beats_q) == BurstCap - 1) || (beat_addr[5:0] == 6'h3f)));
+                     (beat_full && ((32'(burst_beats_q) == BurstCap - 1) || (beat_addr[5:0] == 6'h3f)));
   assign ring_full = (32'(n_formed_q) + 32'(n_out_q) == RingDepth);
   assign in_ready_o = active_q && (!beat_end || fifo_in_ready) && (!burst_end || !ring_full);
   assign in_take = in_valid_i && in_ready_o && !abort_i;
@@ -138,13 +151,20 @@ module dma_writer #(
 
   always_comb begin
     merged = beat_data_q;
-    for (int i = 0; i < 16; i++) begin
-      if (lane == 4'(i)) merged[i*32 +: 32] = in_data_i;
+    if (wide_q) begin
+      for (int i = 0; i < 16 / InWords; i++) begin
+        if (32'(lane) >> ItemShift == i) merged[i*InWords*32 +: InWords*32] = in_data_i;
+      end
+    end else begin
+      for (int i = 0; i < 16; i++) begin
+        if (lane == 4'(i)) merged[i*32 +: 32] = in_data_i[31:0];
+      end
     end
   end
 
   always_comb begin
     active_d = active_q;
+    wide_d = wide_q;
     waddr_d = waddr_q;
     words_left_d = words_left_q;
     beat_mask_d = beat_mask_q;
@@ -153,14 +173,15 @@ module dma_writer #(
     beat_data_d = in_take ? merged : beat_data_q;
     if (cmd_take) begin
       active_d = 1'b1;
+      wide_d = cmd_wide_i;
       waddr_d = cmd_addr_i[63:2];
       words_left_d = cmd_bytes_i[31:2];
     end
     if (in_take) begin
-      waddr_d = waddr_q + 62'd1;
-      words_left_d = words_left_q - 30'd1;
+      waddr_d = waddr_q + 62'(item_words);
+      words_left_d = words_left_q - 30'(item_words);
       active_d = !last_word;
-      beat_mask_d = beat_end ? 16'b0 : beat_mask_q | (16'b1 << lane);
+      beat_mask_d = beat_end ? 16'b0 : beat_mask_q | item_mask;
       if (beat_end) begin
         burst_beats_d = burst_end ? 7'd0 : burst_beats_q + 7'd1;
         if (burst_beats_q == 7'd0) burst_addr_d = beat_addr;
@@ -227,7 +248,7 @@ module dma_writer #(
     .rst_i,
     .in_valid_i (in_take && beat_end),
     .in_ready_o (fifo_in_ready),
-    .in_data_i  ({burst_end, beat_mask_q | (16'b1 << lane), merged}),
+    .in_data_i  ({burst_end, beat_mask_q | item_mask, merged}),
     .out_valid_o(fifo_out_valid),
     .out_ready_i(((wb_q != 0) && m_axi_wready) || ((owed_q == 0) && (junk_q != 0))),
     .out_data_o (fifo_out_data),
@@ -307,6 +328,7 @@ module dma_writer #(
   end
 
   always_ff @(posedge clk_i) begin
+    wide_q <= wide_d;
     waddr_q <= waddr_d;
     words_left_q <= words_left_d;
     beat_data_q <= beat_data_d;
@@ -331,6 +353,8 @@ module dma_writer #(
 
 `ifndef SYNTHESIS
   initial begin
+    if (InWords != 1 && InWords != 2 && InWords != 4 && InWords != 8)
+      $error("dma_writer: InWords must be 1, 2, 4 or 8");
     if (FifoBeats < 2 || (FifoBeats & (FifoBeats - 1)) != 0)
       $error("dma_writer: FifoBeats must be a power of two >= 2");
     if (MaxBurstBeats < 1 || MaxBurstBeats > 64) $error("dma_writer: MaxBurstBeats must be 1..64 (4 KiB)");
@@ -351,6 +375,8 @@ module dma_writer #(
         assert (cmd_bytes_i != '0 && cmd_bytes_i[1:0] == 2'b00)
         else $error("dma_writer: cmd_bytes_i must be a non-zero multiple of 4");
         assert (cmd_addr_i[1:0] == 2'b00) else $error("dma_writer: cmd_addr_i must be 4-byte aligned");
+        assert (!cmd_wide_i || ((cmd_addr_i[5:0] | cmd_bytes_i[5:0]) & 6'(InWords * 4 - 1)) == '0)
+        else $error("dma_writer: a wide command's address and length must be multiples of InWords*4 bytes");
       end
       if (m_axi_bvalid) begin
         assert (n_out_q != '0) else $error("dma_writer: B with no burst in flight");

@@ -268,7 +268,8 @@ module farnn_core #(
   logic                      in_valid, in_ready, in_last, xp_ready, dh_ready;
   logic [31:0]               in_data;
   logic                      h_valid, h_last, delta_valid, delta_last, out_ready;
-  logic [31:0]               h_data, delta_data;
+  logic [31:0]               h_data;
+  logic [127:0]              delta_data;  // one unit's 4 delta words a beat
   logic                      so_valid, so_ready, unused_so_last;
   logic [31:0]               so_data;
   logic                      mreq_valid, mreq_ready, mreq_write, mrsp_valid, mrsp_ready;
@@ -716,7 +717,7 @@ module farnn_core #(
   logic [NumWr*512-1:0] s_wdata;
 
   assign wi_valid[WR_OUT]          = run_bw_q ? delta_valid : h_valid;
-  assign wi_data[WR_OUT*32 +: 32]  = run_bw_q ? delta_data : h_data;
+  assign wi_data[WR_OUT*32 +: 32]  = h_data;  // BW: delta_data, a unit a beat (g_wr)
   assign out_ready                 = wi_ready[WR_OUT];
   assign wi_valid[WR_SO]           = so_valid;
   assign wi_data[WR_SO*32 +: 32]   = so_data;
@@ -725,12 +726,24 @@ module farnn_core #(
   for (genvar i = 0; i < NumWr; i++) begin : g_wr
     localparam int unsigned Beats = (i == WR_OUT) ? 32 : (i == WR_SO) ? 16 : 2;
     localparam int unsigned Burst = (i == WR_OUT) ? 16 : (i == WR_SO) ? 16 : 1;
-    dma_writer #(.IdWidth(4), .Id(i), .FifoBeats(Beats), .MaxBurstBeats(Burst),
+    // The per-step output writer takes BACKWARD's delta a unit (4 words) a
+    // cycle, so the delta stream keeps the engine's rate; FORWARD's h, a word.
+    localparam int unsigned InW = (i == WR_OUT) ? 4 : 1;
+    logic [InW*32-1:0] item;
+    logic              cmd_wide;
+    if (i == WR_OUT) begin : g_out
+      assign item     = run_bw_q ? delta_data : {96'b0, wi_data[i*32 +: 32]};
+      assign cmd_wide = run_bw_q;
+    end else begin : g_word
+      assign item     = wi_data[i*32 +: 32];
+      assign cmd_wide = 1'b0;
+    end
+    dma_writer #(.IdWidth(4), .Id(i), .InWords(InW), .FifoBeats(Beats), .MaxBurstBeats(Burst),
                  .MaxOutstanding((i == WR_OUT) ? MaxOutstanding : 2)) u_wr (
       .clk_i, .rst_i, .abort_i(abort), .idle_o(wr_idle[i]),
       .cmd_valid_i(wc_valid[i]), .cmd_ready_o(wc_ready[i]), .cmd_addr_i(wc_addr[i*64 +: 64]),
-      .cmd_bytes_i(wc_bytes[i*32 +: 32]),
-      .in_valid_i(wi_valid[i]), .in_ready_o(wi_ready[i]), .in_data_i(wi_data[i*32 +: 32]),
+      .cmd_bytes_i(wc_bytes[i*32 +: 32]), .cmd_wide_i(cmd_wide),
+      .in_valid_i(wi_valid[i]), .in_ready_o(wi_ready[i]), .in_data_i(item),
       .done_o(wr_done[i]),
       .err_o(wr_err[i]), .err_addr_o(wr_err_addr[i*64 +: 64]), .err_resp_o(wr_err_resp[i*2 +: 2]),
       .m_axi_awid(s_awid[i*4 +: 4]), .m_axi_awaddr(s_awaddr[i*64 +: 64]), .m_axi_awlen(s_awlen[i*8 +: 8]),

@@ -11,11 +11,14 @@
 //             xp_t (W_ih x_t + b_ih, unit-major) in, h_t out, final (h, c) on
 //             the state stream; activations saved to the gate store;
 //   BACKWARD  the same sequences in reverse: the initial carry (dc_T for LSTM)
-//             from the state stream, dh_t in, the gate gradients delta_t out,
-//             (dh0, dc0) on the state stream; activations read back from the
-//             gate store. U is reused as resident (U^T delta on the chain).
-// All streams are 32-bit valid/ready with `last` on the final word of each
-// command's portion (AXI-Stream rules). An input whose `last` comes early or
+//             from the state stream, dh_t in, the gate gradients delta_t out
+//             (one unit a beat), (dh0, dc0) on the state stream; activations
+//             read back from the gate store. U is reused as resident
+//             (U^T delta on the chain).
+// Streams are valid/ready with `last` on the final beat of each command's
+// portion (AXI-Stream rules): 32-bit words, but for the weight stream
+// (WeightLanes words a beat) and the delta stream (a unit's 4 words a beat,
+// lane 0 in bits 31:0; GRU's fourth is its dhn term, as the model's). An input whose `last` comes early or
 // late ends the command with ERR_TOO_FEW_WORDS / ERR_TOO_MANY_WORDS and the
 // stream in status_unit_o; a late one's surplus is dropped up to its `last`.
 // abort_i (and the watchdog, cfg_watchdog_i cycles without progress) ends any
@@ -104,7 +107,7 @@ module engine #(
   output logic                    h_last_o,
   output logic                    delta_valid_o,
   input  logic                    delta_ready_i,
-  output logic [31:0]             delta_data_o,
+  output logic [127:0]            delta_data_o,     // one unit: 4 words, lane 0 first
   output logic                    delta_last_o,
   output logic                    state_out_valid_o,
   input  logic                    state_out_ready_i,
@@ -651,33 +654,21 @@ module engine #(
   );
   assign hout_pop = h_valid_o && h_ready_i;
 
-  logic         dout_fifo_ready, dout_head_valid, dout_head_last;
-  logic [127:0] dout_head;
+  logic         dout_fifo_ready;
   logic [FifoCount-1:0] dout_count;
+  // One unit a beat: its 4 delta words, lane 0 (bits 31:0) first.
   prim_fifo #(.Width(129), .Depth(FifoDepth)) u_dout_fifo (
     .clk_i,
     .rst_i      (dp_rst),
     .in_valid_i (dout_push),
     .in_ready_o (dout_fifo_ready),
     .in_data_i  ({dout_last, dout_data}),
-    .out_valid_o(dout_head_valid),
-    .out_ready_i(dout_pop),
-    .out_data_o ({dout_head_last, dout_head}),
-    .count_o    (dout_count)
-  );
-  stream_unpack #(.Lanes(4)) u_dout_unpack (
-    .clk_i,
-    .rst_i      (dp_rst),
-    .count_i    (3'd4),
-    .in_valid_i (dout_head_valid),
-    .in_pop_o   (dout_pop),
-    .in_data_i  (dout_head),
-    .in_last_i  (dout_head_last),
     .out_valid_o(delta_valid_o),
     .out_ready_i(delta_ready_i),
-    .out_data_o (delta_data_o),
-    .out_last_o (delta_last_o)
+    .out_data_o ({delta_last_o, delta_data_o}),
+    .count_o    (dout_count)
   );
+  assign dout_pop = delta_valid_o && delta_ready_i;
 
   logic        sout_fifo_ready, sout_head_valid, sout_head_last;
   logic [63:0] sout_head;
@@ -773,7 +764,7 @@ module engine #(
 
   // Progress for the watchdog: any handshake, chain token or finished unit.
   assign progress = (state_in_valid_i && state_in_ready_o) ||
-                    xp_word || dh_word || hout_pop || (delta_valid_o && delta_ready_i) ||
+                    xp_word || dh_word || hout_pop || dout_pop ||
                     (state_out_valid_o && state_out_ready_i) || req_fire || rsp_fire ||
                     tok_valid || unit_done;
 

@@ -259,6 +259,13 @@ std::vector<Range> forward_ranges(const ForwardArgs& a, const std::string& what)
 std::vector<Range> backward_ranges(const BackwardArgs& a, const std::string& what) {
   const Dims n(a.shape);
   std::vector<Range> ranges = {{"dh", a.dh, n.S * n.H, false}, {"delta", a.delta, n.S * n.H * kDeltaWords, true}};
+  // The core writes delta one unit (kDeltaWords words) an item: 16-byte aligned.
+  if (a.delta && (a.delta.buffer->bus_address() + 4 * a.delta.offset) % (4 * kDeltaWords) != 0) {
+    throw BufferError(what + ": delta in '" + a.delta.buffer->name() + "' at word " +
+                      std::to_string(a.delta.offset) + " does not start on a " + std::to_string(4 * kDeltaWords) +
+                      "-byte bus address; place it at a word offset that is a multiple of " +
+                      std::to_string(kDeltaWords));
+  }
   if (a.carry_in) ranges.push_back({"carry_in", a.carry_in, n.B * n.H, false});
   if (a.dstate) ranges.push_back({"dstate", a.dstate, n.B * n.H * n.SW, true});
   add_sync_ranges(ranges, a.sync, what);

@@ -88,28 +88,53 @@ std::vector<Step> chain_steps(const Config& cfg, bool backward) {
 }
 
 // An output FIFO whose room the sequencer reserves before a step starts
-// (credits): `depth` entries, each sent as `words` words of a stream whose
-// sink takes one word every cycle. Entries are pushed in order.
+// (credits): `depth` entries, each sent as `words` beats of a stream whose
+// sink takes one beat every cycle (h: a word; delta: a unit's 4 words; the
+// state: a unit's words one a beat). Entries are pushed in order.
 class OutputFifo {
  public:
-  OutputFifo(u64 depth, u64 words) : depth_(depth), words_(words) {}
+  OutputFifo(u64 depth, u64 beats) : depth_(depth), beats_(beats) {}
   // The earliest cycle >= t at which n more entries can be reserved.
   u64 reserve(u64 t, u64 n) {
     if (reserved_ + n > depth_) t = std::max(t, pops_.at(reserved_ + n - depth_ - 1) + 1);
     reserved_ += n;
     return t;
   }
-  // An entry pushed in cycle t: its first word shows 2 cycles later (or after
-  // the entry before it); it leaves with its last word.
+  // An entry pushed in cycle t: its first beat shows 2 cycles later (or after
+  // the entry before it); it leaves with its last beat.
   void push(u64 t) {
     const u64 first = pops_.empty() ? t + 2 : std::max(t + 2, pops_.back() + 1);
-    pops_.push_back(first + words_ - 1);
+    pops_.push_back(first + beats_ - 1);
   }
   u64 last_pop() const { return pops_.empty() ? 0 : pops_.back(); }
 
  private:
-  u64 depth_, words_, reserved_ = 0;
+  u64 depth_, beats_, reserved_ = 0;
   std::vector<u64> pops_;
+};
+
+// An input FIFO of `depth` entries filled one entry a cycle from `start` on
+// (an entry enters `latency` cycles after it is sent for, and only once the
+// entry `depth` places before it has left: credits), counted the cycle after
+// it enters. Entries leave in order, at the cycles pop() is given.
+class InputFifo {
+ public:
+  InputFifo(u64 depth, u64 start, u64 latency) : depth_(depth), start_(start), latency_(latency) {}
+  // The cycle from which entries 0..n-1 are all counted.
+  u64 counted(u64 n) {
+    while (sent_.size() < n) {
+      const u64 i = sent_.size();
+      u64 at = i == 0 ? start_ : std::max(start_ + i, sent_.back() + 1);
+      if (i >= depth_) at = std::max(at, pops_.at(i - depth_) + 1);
+      sent_.push_back(at);
+    }
+    return n == 0 ? 0 : sent_[n - 1] + latency_ + 1;
+  }
+  void pop(u64 t) { pops_.push_back(t); }
+
+ private:
+  u64 depth_, start_, latency_;
+  std::vector<u64> sent_, pops_;
 };
 
 // engine_pkg's ROW token grid, by the same names: the sparse pitch, a wave's
@@ -277,12 +302,17 @@ u64 backward_cycles(const Config& cfg, const EngineTiming& t) {
   // tree, the chain output, the launch register, the BW datapath, the unit counter.
   const u64 dep = 4 + l.bcast + static_cast<u64>(t.chain_len()) * l.reduce_hop + l.join_bw + l.act_bw;
   const u64 st = state_start(cfg, s, t);
-  // The first REDUCE needs the carry loaded (B*H words, one per cycle) and the
-  // step's H gate-store records (prefetched from S_STATE on); its dh words
-  // (H) arrive alongside the carry.
-  const u64 first = std::max({st + b * h, st + h + t.mem_latency});
+  // The first REDUCE needs the carry loaded (B*H words, one per cycle from
+  // S_STATE on); its dh words and records come alongside (dh_in, rec_in).
+  const u64 first = st + b * h;
   const u64 depth = static_cast<u64>(t.fifo_depth);
-  OutputFifo delta_out(depth, kDeltaWords), state_out(depth, state_words(cfg.cell));
+  OutputFifo delta_out(depth, 1), state_out(depth, state_words(cfg.cell));
+  // A step's REDUCE needs its H dh words and H gate-store records buffered
+  // (one a cycle from S_STATE on, into FIFOs of `depth`); the activation unit
+  // takes unit u's word and record 2 + act_bw cycles before it is counted.
+  InputFifo dh_in(depth, st, 0), rec_in(depth, st, static_cast<u64>(t.mem_latency));
+  const u64 take = dep - static_cast<u64>(l.act_bw) - 2;
+  u64 in_steps = 0;  // steps whose dh and records are claimed
   auto zero_step = [&](const Step& x) { return x.t >= 0 && x.t + 1 == cfg.length(x.b); };
   std::vector<u64> reduce(steps);
   u64 next = first;  // earliest cycle of the next token (spacing)
@@ -315,6 +345,14 @@ u64 backward_cycles(const Config& cfg, const EngineTiming& t) {
     // Room for the step's outputs: delta, or dh0/dc0 in a final reduction.
     OutputFifo& out = order[n].t >= 0 ? delta_out : state_out;
     reduce[n] = out.reserve(next, h);
+    if (order[n].t >= 0) {
+      ++in_steps;
+      reduce[n] = std::max({reduce[n], dh_in.counted(in_steps * h), rec_in.counted(in_steps * h)});
+      for (u64 c = 0; c < h; ++c) {
+        dh_in.pop(reduce[n] + take + c);
+        rec_in.pop(reduce[n] + take + c);
+      }
+    }
     for (u64 c = 0; c < h; ++c) out.push(reduce[n] + dep - 1 + c);  // unit c
     next = reduce[n] + ((n + 1 < steps && zero_step(order[n + 1])) ? h + 1 : s.after_reduce);
   }

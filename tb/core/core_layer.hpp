@@ -37,8 +37,9 @@ inline engine::Config full_config(const EngineParams& p, engine::Cell cell, int 
 }
 
 // Random data for `cfg` (seeded from the harness's generator), the model's
-// results, and every buffer allocated; streams start at word offsets, so
-// most of them begin and end mid-beat.
+// results, and every buffer allocated; streams start at word offsets (delta
+// at a 16-byte one, as BACKWARD requires), so most of them begin and end
+// mid-beat.
 inline HostLayer place_layer(CoreHarness& hx, const engine::Config& cfg, int bank, uint64_t store_base) {
   HostLayer l;
   l.cfg = cfg;
@@ -59,7 +60,7 @@ inline HostLayer place_layer(CoreHarness& hx, const engine::Config& cfg, int ban
   l.so_fw = hx.alloc(l.fw.state_out.size() * 4, 4);
   l.dh = hx.alloc_words(l.lc.dh_bits, 4);
   l.carry = hx.alloc_words(l.lc.carry_in, 4);
-  l.delta = hx.alloc(l.bw.delta.size() * 4, 4);
+  l.delta = hx.alloc(l.bw.delta.size() * 4, 16);
   l.so_bw = hx.alloc(l.bw.state_out.size() * 4, 4);
   l.store = store_base;
   return l;

@@ -1,5 +1,5 @@
 // Test top for the DMA movers: reader 0 (OutWords = 1, ID 0), reader 1
-// (OutWords = 16, ID 1), writer 0 (ID 0) and writer 1 (ID 1), through
+// (OutWords = 16, ID 1), writer 0 (ID 0) and writer 1 (InWords = 4, ID 1), through
 // axi_rd_mux and axi_wr_mux onto one AXI4 master port (served by the C++
 // memory model). Each mover's command, data, abort, idle and error ports are
 // brought out with an r0_/r1_/w0_/w1_ prefix, and each mover's AR/AW
@@ -54,6 +54,7 @@ module dma_tb_top #(
   output logic         w0_cmd_ready_o,
   input  logic [63:0]  w0_cmd_addr_i,
   input  logic [31:0]  w0_cmd_bytes_i,
+  input  logic         w0_cmd_wide_i,
   input  logic         w0_in_valid_i,
   output logic         w0_in_ready_o,
   input  logic [31:0]  w0_in_data_i,
@@ -68,9 +69,10 @@ module dma_tb_top #(
   output logic         w1_cmd_ready_o,
   input  logic [63:0]  w1_cmd_addr_i,
   input  logic [31:0]  w1_cmd_bytes_i,
+  input  logic         w1_cmd_wide_i,
   input  logic         w1_in_valid_i,
   output logic         w1_in_ready_o,
-  input  logic [31:0]  w1_in_data_i,
+  input  logic [127:0] w1_in_data_i,
   output logic         w1_done_o,
   output logic         w1_err_o,
   output logic [63:0]  w1_err_addr_o,
@@ -224,6 +226,7 @@ module dma_tb_top #(
     .cmd_ready_o    (w0_cmd_ready_o),
     .cmd_addr_i     (w0_cmd_addr_i),
     .cmd_bytes_i    (w0_cmd_bytes_i),
+    .cmd_wide_i     (w0_cmd_wide_i),
     .in_valid_i     (w0_in_valid_i),
     .in_ready_o     (w0_in_ready_o),
     .in_data_i      (w0_in_data_i),
@@ -252,6 +255,7 @@ module dma_tb_top #(
   dma_writer #(
     .IdWidth       (IdWidth),
     .Id            (1),
+    .InWords       (4),
     .FifoBeats     (WrFifoBeats),
     .MaxBurstBeats (MaxBurstBeats),
     .MaxOutstanding(WrMaxOutstanding)
@@ -264,6 +268,7 @@ module dma_tb_top #(
     .cmd_ready_o    (w1_cmd_ready_o),
     .cmd_addr_i     (w1_cmd_addr_i),
     .cmd_bytes_i    (w1_cmd_bytes_i),
+    .cmd_wide_i     (w1_cmd_wide_i),
     .in_valid_i     (w1_in_valid_i),
     .in_ready_o     (w1_in_ready_o),
     .in_data_i      (w1_in_data_i),

@@ -1,5 +1,6 @@
 // tb_dma: the shell's DMA movers -- reader 0 (OutWords 1, ID 0), reader 1
-// (OutWords 16, ID 1), writer 0 (ID 0), writer 1 (ID 1) -- through axi_rd_mux
+// (OutWords 16, ID 1), writer 0 (ID 0), writer 1 (InWords 4, ID 1; half its
+// commands wide: 4-word items, 16-byte aligned) -- through axi_rd_mux
 // and axi_wr_mux onto one AXI4 port served by AxiMemory<16>
 // (tb/dma/dma_tb_top.sv). The read area is read-only and holds random words;
 // the write area is read/write and starts out as the fill pattern; every
@@ -107,7 +108,16 @@ struct ReadCmd {
 struct WriteCmd {
   uint64_t addr = 0;
   uint32_t bytes = 0;
+  bool wide = false;  // items of the writer's InWords words (cmd_wide_i)
 };
+// One input item of a writer: 1 word, or InWords for a wide command.
+using WriteItem = std::vector<uint32_t>;
+// Drives a writer's data port (32 bits, or a wide one) from an item.
+inline void set_item(uint32_t& port, const WriteItem& w) { port = w.at(0); }
+template <std::size_t N>
+void set_item(VlWide<N>& port, const WriteItem& w) {
+  for (std::size_t i = 0; i < N; ++i) port[i] = i < w.size() ? w[i] : 0;
+}
 // One output item of a reader (OutWords words; the rest zero).
 struct Item {
   Beat words{};
@@ -128,9 +138,10 @@ struct WriterPins {
   std::function<void(bool)> set_abort;
   std::function<bool()> idle, cmd_ready, in_ready, done, err, awvalid, wvalid;
   std::function<void(bool, const WriteCmd&)> set_cmd;
-  std::function<void(bool, const uint32_t&)> set_in;
+  std::function<void(bool, const WriteItem&)> set_in;
   std::function<uint64_t()> err_addr;
   std::function<int()> err_resp;
+  int in_words = 1;  // InWords of the writer
 };
 
 // A reader's command source, output sink and monitor, and its expected items
@@ -307,7 +318,8 @@ class WriterPort : public Component {
     Written w{c, std::vector<uint32_t>(c.bytes / 4)};
     for (auto& x : w.data) x = rng.u32();
     cmd_.push(c);
-    for (uint32_t x : w.data) in_.push(x);
+    const size_t n = c.wide ? static_cast<size_t>(pins_.in_words) : 1;
+    for (size_t i = 0; i < w.data.size(); i += n) in_.push(WriteItem(w.data.begin() + i, w.data.begin() + i + n));
     pending_.push_back(std::move(w));
     ++issued_;
     words_ += c.bytes / 4;
@@ -316,7 +328,7 @@ class WriterPort : public Component {
   uint64_t issued() const { return issued_; }
   uint64_t dones() const { return dones_; }
   uint64_t words() const { return words_; }
-  uint64_t words_taken() const { return in_.sent(); }
+  uint64_t items_taken() const { return in_.sent(); }
   const std::vector<Written>& completed() const { return completed_; }
   void drop_all() {
     cmd_.clear();
@@ -359,7 +371,7 @@ class WriterPort : public Component {
   WriterPins pins_;
   FailFn fail_;
   StreamSource<WriteCmd> cmd_;
-  StreamSource<uint32_t> in_;
+  StreamSource<WriteItem> in_;
   std::deque<Written> pending_;
   std::vector<Written> completed_;
   uint64_t accepted_ = 0;  // pending commands the writer has taken
@@ -516,12 +528,17 @@ class DmaBench {
   }
   // A fresh range of the write area after the previous one (gap 0..256 B, so
   // neighbours may share a beat); one in four straddles a 4 KiB boundary.
-  WriteCmd random_write() {
+  // Half the commands of a writer with wide items are wide (16-byte units).
+  WriteCmd random_write(const WriterPort& w) {
     WriteCmd c;
-    c.bytes = random_bytes(1);
-    uint64_t a = write_cursor_ + 4 * static_cast<uint64_t>(rng_.range(0, 64));
-    if (rng_.chance(0.25) && c.bytes > 4) {
-      a = ((a | 0xfff) + 1) - 4 * static_cast<uint64_t>(rng_.range(1, std::min<long long>(c.bytes / 4 - 1, 1023)));
+    c.wide = w.pins().in_words > 1 && rng_.chance(0.5);
+    const int words = c.wide ? w.pins().in_words : 1;
+    const uint64_t unit = 4ull * static_cast<uint64_t>(words);
+    c.bytes = random_bytes(words);
+    uint64_t a = (write_cursor_ + unit - 1) / unit * unit + unit * static_cast<uint64_t>(rng_.range(0, 64 / words));
+    if (rng_.chance(0.25) && c.bytes > unit) {
+      a = ((a | 0xfff) + 1) -
+          unit * static_cast<uint64_t>(rng_.range(1, std::min<long long>(c.bytes / unit - 1, 4096 / unit - 1)));
       if (a < write_cursor_) a += 4096;
     }
     c.addr = a;
@@ -537,7 +554,7 @@ class DmaBench {
   void issue_random(int n) {
     for (int i = 0; i < n; ++i) {
       for (auto* r : readers()) r->issue(random_read(*r));
-      for (auto* w : writers()) issue_write(*w, random_write());
+      for (auto* w : writers()) issue_write(*w, random_write(*w));
     }
   }
 
@@ -566,7 +583,7 @@ class DmaBench {
   uint64_t progress() {
     uint64_t n = 0;
     for (auto* r : readers()) n += r->delivered();
-    for (auto* w : writers()) n += w->words_taken() + w->dones();
+    for (auto* w : writers()) n += w->items_taken() + w->dones();
     return n;
   }
   // Runs until every command is done, failing after bound() cycles or after
@@ -803,7 +820,7 @@ class DmaBench {
     .err_addr = [this] { return static_cast<uint64_t>(dut().P##_err_addr_o); }, \
     .err_resp = [this] { return static_cast<int>(dut().P##_err_resp_o); },  \
   }
-#define FARNN_DMA_WRITER_PINS(P)                                            \
+#define FARNN_DMA_WRITER_PINS(P, W)                                         \
   WriterPins {                                                              \
     .set_abort = [this](bool a) { dut().P##_abort_i = a; },                 \
     .idle = [this] { return dut().P##_idle_o != 0; },                       \
@@ -818,14 +835,16 @@ class DmaBench {
           dut().P##_cmd_valid_i = v;                                        \
           dut().P##_cmd_addr_i = c.addr;                                    \
           dut().P##_cmd_bytes_i = c.bytes;                                  \
+          dut().P##_cmd_wide_i = c.wide;                                    \
         },                                                                  \
     .set_in =                                                               \
-        [this](bool v, const uint32_t& d) {                                 \
+        [this](bool v, const WriteItem& d) {                                \
           dut().P##_in_valid_i = v;                                         \
-          dut().P##_in_data_i = d;                                          \
+          if (v) set_item(dut().P##_in_data_i, d);                          \
         },                                                                  \
     .err_addr = [this] { return static_cast<uint64_t>(dut().P##_err_addr_o); }, \
     .err_resp = [this] { return static_cast<int>(dut().P##_err_resp_o); },  \
+    .in_words = W,                                                          \
   }
 
   template <int I>
@@ -839,9 +858,9 @@ class DmaBench {
   template <int I>
   WriterPins writer_pins() {
     if constexpr (I == 0) {
-      return FARNN_DMA_WRITER_PINS(w0);
+      return FARNN_DMA_WRITER_PINS(w0, 1);
     } else {
-      return FARNN_DMA_WRITER_PINS(w1);
+      return FARNN_DMA_WRITER_PINS(w1, 4);
     }
   }
 #undef FARNN_DMA_READER_PINS
@@ -920,15 +939,16 @@ void suite_errors(DmaBench& b, int rounds, int cmds) {
           r.issue(c);
         } else {
           WriterPort& w = *b.writers()[m - 2];
-          WriteCmd c = b.random_write();
+          WriteCmd c = b.random_write(w);
+          const uint64_t unit = c.wide ? 4ull * static_cast<uint64_t>(w.pins().in_words) : 4;
           if (victim && region) {  // runs off the end of the write area: DECERR
-            const uint64_t inside = 4 * static_cast<uint64_t>(b.rng().range(1, 512));
+            const uint64_t inside = unit * static_cast<uint64_t>(b.rng().range(1, 512 * 4 / unit));
             c.addr = kWriteEnd - inside;
-            c.bytes = static_cast<uint32_t>(inside + 4 * static_cast<uint64_t>(b.rng().range(1, 512)));
+            c.bytes = static_cast<uint32_t>(inside + unit * static_cast<uint64_t>(b.rng().range(1, 512 * 4 / unit)));
             e.lo = kWriteEnd;
             e.hi = UINT64_MAX;
           } else if (victim) {
-            const uint64_t at = c.addr + 4 * static_cast<uint64_t>(b.rng().range(0, c.bytes / 4 - 1));
+            const uint64_t at = c.addr + unit * static_cast<uint64_t>(b.rng().range(0, c.bytes / unit - 1));
             e.lo = at & ~uint64_t{63};
             e.hi = e.lo + 64;
             b.mem().inject_error(e.lo, e.hi, resp, 1, Mem::Dir::kWrite, m - 2);
@@ -1058,10 +1078,10 @@ void suite_efficiency(DmaBench& b) {
   constexpr uint32_t kBytes = 64 * 1024 - 8;
   r0.issue({kReadBase + 0x20004, kBytes, true});  // starts and ends mid-beat
   b.issue_write(w0, {kWriteBase + 0x10004, kBytes});
-  uint64_t first[2] = {0, 0}, last[2] = {0, 0}, seen[2] = {r0.delivered(), w0.words_taken()};
+  uint64_t first[2] = {0, 0}, last[2] = {0, 0}, seen[2] = {r0.delivered(), w0.items_taken()};
   b.tb().run_until(
       [&] {
-        const uint64_t now[2] = {r0.delivered(), w0.words_taken()};
+        const uint64_t now[2] = {r0.delivered(), w0.items_taken()};
         for (int k = 0; k < 2; ++k) {
           if (now[k] == seen[k]) continue;
           if (first[k] == 0) first[k] = b.tb().cycle();

@@ -165,16 +165,14 @@ class EngineHarness {
         h_sink_(rng_, 0.0, [this](bool r) { dut().h_ready_i = r; }, [this] { return dut().h_valid_o != 0; },
                 [this] { return word(dut().h_data_o, dut().h_last_o); }),
         delta_sink_(rng_, 0.0, [this](bool r) { dut().delta_ready_i = r; },
-                    [this] { return dut().delta_valid_o != 0; },
-                    [this] { return word(dut().delta_data_o, dut().delta_last_o); }),
+                    [this] { return dut().delta_valid_o != 0; }, [this] { return delta_beat(); }),
         state_sink_(rng_, 0.0, [this](bool r) { dut().state_out_ready_i = r; },
                     [this] { return dut().state_out_valid_o != 0; },
                     [this] { return word(dut().state_out_data_o, dut().state_out_last_o); }),
         h_mon_("h stream", [this] { return dut().h_valid_o != 0; }, [this] { return dut().h_ready_i != 0; },
                [this] { return word(dut().h_data_o, dut().h_last_o); }, fail_fn()),
         delta_mon_("delta stream", [this] { return dut().delta_valid_o != 0; },
-                   [this] { return dut().delta_ready_i != 0; },
-                   [this] { return word(dut().delta_data_o, dut().delta_last_o); }, fail_fn()),
+                   [this] { return dut().delta_ready_i != 0; }, [this] { return delta_beat(); }, fail_fn()),
         state_mon_("state stream", [this] { return dut().state_out_valid_o != 0; },
                    [this] { return dut().state_out_ready_i != 0; },
                    [this] { return word(dut().state_out_data_o, dut().state_out_last_o); }, fail_fn()),
@@ -202,12 +200,17 @@ class EngineHarness {
   void set_stress(const Stress& s) {
     weight_.set_idle_prob(s.in_idle);
     for (auto* src : {&state_in_, &xp_, &dh_}) src->set_idle_prob(s.in_idle);
-    for (auto* snk : {&h_sink_, &delta_sink_, &state_sink_}) snk->set_stall_prob(s.out_stall);
+    for (auto* snk : {&h_sink_, &state_sink_}) snk->set_stall_prob(s.out_stall);
+    delta_sink_.set_stall_prob(s.out_stall);
     memory_.set_stress(s.mem_req_stall, s.mem_rsp_stall, s.mem_min_latency, s.mem_max_latency);
   }
-  // Permanent backpressure on one output (h, delta, state) when stall is 1.
-  StreamSink<uint64_t>& sink(Unit u) {
-    return u == Unit::kH ? h_sink_ : (u == Unit::kDelta ? delta_sink_ : state_sink_);
+  // Backpressure on one output (h, delta, state): permanent when p is 1.
+  void set_output_stall(Unit u, double p) {
+    if (u == Unit::kDelta) {
+      delta_sink_.set_stall_prob(p);
+    } else {
+      (u == Unit::kH ? h_sink_ : state_sink_).set_stall_prob(p);
+    }
   }
 
   // Issues one command with its input streams and waits (at most max_cycles)
@@ -346,7 +349,8 @@ class EngineHarness {
     h_sink_.received().clear();
     delta_sink_.received().clear();
     state_sink_.received().clear();
-    for (auto* m : {&h_mon_, &delta_mon_, &state_mon_}) m->set_allow_withdraw(lenient);
+    for (auto* m : {&h_mon_, &state_mon_}) m->set_allow_withdraw(lenient);
+    delta_mon_.set_allow_withdraw(lenient);
     req_mon_.set_allow_withdraw(lenient);
     done_.clear();
   }
@@ -490,6 +494,17 @@ class EngineHarness {
   }
 
   static uint64_t word(uint32_t data, uint8_t last) { return (static_cast<uint64_t>(last & 1) << 32) | data; }
+  // The delta stream's beat: one unit's kDeltaWords words, lane 0 first.
+  Beat delta_beat() {
+    Beat b;
+    for (int i = 0; i < engine::kDeltaWords; ++i) b.words.push_back(dut().delta_data_o[i]);
+    b.last = dut().delta_last_o != 0;
+    return b;
+  }
+  static void append(std::vector<uint32_t>& out, uint64_t w) { out.push_back(static_cast<uint32_t>(w)); }
+  static void append(std::vector<uint32_t>& out, const Beat& b) { out.insert(out.end(), b.words.begin(), b.words.end()); }
+  static bool is_last(uint64_t w) { return (w >> 32) & 1; }
+  static bool is_last(const Beat& b) { return b.last; }
 
   // One command's frame on an input stream: the words, possibly cut short or
   // extended by surplus words, with `last` on the final one (unless no_last).
@@ -499,16 +514,17 @@ class EngineHarness {
     for (size_t i = 0; i < v.size(); ++i) src.push(word(v[i], i + 1 == v.size() && !f.no_last));
   }
 
-  // Output words of a command; a complete output carries `last` on its final
-  // word and nowhere else.
-  void collect(StreamSink<uint64_t>& sink, std::vector<uint32_t>& out, bool complete, const char* name) {
+  // Output words of a command (a beat's words in lane order); a complete
+  // output carries `last` on its final word or beat and nowhere else.
+  template <class T>
+  void collect(StreamSink<T>& sink, std::vector<uint32_t>& out, bool complete, const char* name) {
     out.clear();
     size_t i = 0;
-    for (uint64_t w : sink.received()) {
-      out.push_back(static_cast<uint32_t>(w));
-      const bool last = (w >> 32) & 1, final = ++i == sink.received().size();
+    for (const T& item : sink.received()) {
+      append(out, item);
+      const bool last = is_last(item), final = ++i == sink.received().size();
       if (complete && last != final) {
-        tb_.fail(std::string(name) + " stream: `last` " + (last ? "on" : "missing from") + " word " +
+        tb_.fail(std::string(name) + " stream: `last` " + (last ? "on" : "missing from") + " beat " +
                  std::to_string(i - 1) + " of " + std::to_string(sink.received().size()));
       }
     }
@@ -550,8 +566,10 @@ class EngineHarness {
   Testbench<Vengine> tb_;
   StreamSource<Beat> weight_;
   StreamSource<uint64_t> state_in_, xp_, dh_;
-  StreamSink<uint64_t> h_sink_, delta_sink_, state_sink_;
-  HandshakeMonitor<uint64_t> h_mon_, delta_mon_, state_mon_;
+  StreamSink<uint64_t> h_sink_, state_sink_;
+  StreamSink<Beat> delta_sink_;
+  HandshakeMonitor<uint64_t> h_mon_, state_mon_;
+  HandshakeMonitor<Beat> delta_mon_;
   HandshakeMonitor<std::vector<uint32_t>> req_mon_;
   MemoryModel<8> memory_;
   DonePulses done_;

@@ -299,11 +299,11 @@ void run_stalls(EngineHarness& hx, uint64_t seed) {
     for (const Blocked& b : {Blocked{Op::kForward, Unit::kH}, Blocked{Op::kForward, Unit::kStateOut},
                              Blocked{Op::kBackward, Unit::kDelta}, Blocked{Op::kBackward, Unit::kStateOut}}) {
       if (b.op == Op::kBackward) check_forward(hx, l, name + " backpressure set-up");
-      hx.sink(b.unit).set_stall_prob(1.0);
+      hx.set_output_stall(b.unit, 1.0);
       EngineCommand c = command(l, b.op, hx.params().layout());
       c.may_end_early = true;
       r = hx.run(c, l.budget + 4 * kWatchdog);
-      hx.sink(b.unit).set_stall_prob(0.0);
+      hx.set_output_stall(b.unit, 0.0);
       const std::string ctx = name + " " + engine::opcode_name(static_cast<int>(b.op)) + ", " +
                               engine::unit_name(static_cast<int>(b.unit)) + " blocked";
       expect_status(hx, r, Status::kTimeout, b.unit, ctx);

@@ -178,6 +178,12 @@ TEST_F(ModelDeviceArgs, RefusesBadBuffers) {
   expect_error<BufferError>([&] { dev->forward(a); }, "xp and h overlap in buffer 'shared'");
   a.h = {rw, 256};  // adjacent, not overlapping
   EXPECT_NO_THROW(dev->forward(a)->wait());
+  // BACKWARD's delta starts on a 16-byte bus address (a unit's 4 words a beat).
+  BackwardArgs b = bw();
+  BufferPtr wide = dev->alloc(8 * 8 * 4 + 4, Access::kWrite, "wide");
+  b.delta = {wide, 2};
+  expect_error<BufferError>([&] { dev->backward(b); },
+                            "delta in 'wide' at word 2 does not start on a 16-byte bus address");
   dev->unregister(xp);
   expect_error<BufferError>([&] { dev->forward(fw()); }, "xp buffer 'xp' is not registered");
   expect_error<BufferError>([&] { dev->unregister(xp); }, "is not registered with this device");

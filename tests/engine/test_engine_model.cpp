@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <tuple>
 
 #include "engine_kernels.hpp"
 #include "farnn/engine_cycles.hpp"
@@ -409,18 +410,30 @@ TEST(EngineCycles, DeviceScaleTargetsMet) {
   EXPECT_GE(util(1024, 64, 1024, false), 0.90);
 }
 
-// The 32-bit streams bound a step whatever the chains do: a forward step
-// takes its G*H Xp words and a backward step gives its 4*H delta words one a
-// cycle, so a command of T steps is never shorter than T*G*H (FW) or T*4*H
-// (BW) cycles. Checked where the MACs alone would be far shorter.
+// The input streams bound a step whatever the chains do: a forward step
+// takes its G*H Xp words and a backward step its H dh words one a cycle, so a
+// command of T steps is never shorter than T*G*H (FW) or T*H (BW) cycles.
+// Checked where the MACs alone would be far shorter.
 TEST(EngineCycles, StreamsBoundAStep) {
   for (Cell cell : {Cell::kLstm, Cell::kGru}) {
     for (int h : {64, 128, 256}) {
       const engine::Config cfg{cell, h, 1, 20, 1};
       const engine::EngineTiming t{1024, 3, 4, 30, engine::stream_fifo_depth(h), 16, 64};
       EXPECT_GE(engine::forward_cycles(cfg, t), 20u * engine::gates(cell) * h) << engine::cell_name(cell) << h;
-      EXPECT_GE(engine::backward_cycles(cfg, t), 20u * engine::kDeltaWords * h) << engine::cell_name(cell) << h;
+      EXPECT_GE(engine::backward_cycles(cfg, t), 20u * h) << engine::cell_name(cell) << h;
     }
+  }
+}
+
+// The delta stream gives a unit (4 words) a beat, so it no longer holds a
+// backward step to 4*H cycles where the chains need fewer: LSTM H = 256 on
+// 1,024 PEs and H = 128 on 256 PEs (modelled with one word a cycle, 1,024
+// and 512 cycles a step; with a unit a beat, 839 and 486).
+TEST(EngineCycles, DeltaStreamAUnitABeat) {
+  for (auto [pes, chains, h] : {std::tuple{1024, 64, 256}, std::tuple{256, 16, 128}}) {
+    const engine::Config cfg{Cell::kLstm, h, 1, 20, 1};
+    const engine::EngineTiming t{pes, 3, 4, 30, engine::stream_fifo_depth(h), 16, chains};
+    EXPECT_LT(engine::backward_cycles(cfg, t), 20u * engine::kDeltaWords * h) << pes << " PEs, H = " << h;
   }
 }
 

@@ -234,7 +234,7 @@ struct BackwardArgs {
   GateStorePtr store;
   BufferRef dh;         // [S][H]
   BufferRef carry_in;   // [B][H] or empty: zeros
-  BufferRef delta;      // out [S][H][4]
+  BufferRef delta;      // out [S][H][4], on a 16-byte bus address (the core writes a unit a beat)
   BufferRef dstate;     // out [B][H][W] (slot order), may be empty
   uint32_t watchdog_cycles = 0;
   StepSync sync = {};
