@@ -5,8 +5,8 @@
 // A command (cmd_addr_i aligned to the item, cmd_bytes_i a non-zero multiple
 // of it) takes exactly cmd_bytes_i/4 words from the in stream. Words are
 // packed into beats at lane addr[5:2] with WSTRB covering only the bytes
-// written, and the
-// beats are grouped into INCR bursts as long as possible within
+// written (an item never straddles two beats), and the beats are grouped
+// into INCR bursts as long as possible within
 // min(MaxBurstBeats, FifoBeats) beats and the 4 KiB boundary. A burst's AW is
 // issued only once all its beats are buffered, so W never waits on the input
 // mid-burst; W beats are presented only for bursts whose AW has been accepted
