@@ -23,7 +23,7 @@
 // the B responses of bursts in flight are ignored. A command or word handed
 // over in the abort cycle is dropped; a done_o in it counts. idle_o rises
 // once nothing is in flight, at most FifoBeats + 2 cycles after the last B.
-// Latency: a command's last word to its AWVALID 2 cycles, to its first
+// Latency: a command's last item to its AWVALID 2 cycles, to its first
 // WVALID 1 cycle after the AW is accepted; B to done_o 1 cycle.
 // Throughput: one input item per cycle; one W beat per cycle.
 `default_nettype none
@@ -97,7 +97,7 @@ module dma_writer #(
   logic [57:0]  burst_addr_q, burst_addr_d;
   logic [3:0]   lane;
   logic [57:0]  beat_addr;
-  logic         last_word, beat_full, beat_end, burst_end, in_take, cmd_take;
+  logic         last_item, beat_full, beat_end, burst_end, in_take, cmd_take;
 
   // Burst ring: [bptr, aptr) in flight, [aptr, wptr) formed.
   logic [57:0]             ring_addr [RingDepth];
@@ -137,10 +137,10 @@ module dma_writer #(
   assign beat_addr = waddr_q[61:4];
   assign item_words = wide_q ? 5'(InWords) : 5'd1;
   assign item_mask = (wide_q ? WideMask : 16'd1) << lane;
-  assign last_word = (words_left_q == 30'(item_words));  // the command's last item
+  assign last_item = (words_left_q == 30'(item_words));
   assign beat_full = ({1'b0, lane} + item_words == 5'd16);
-  assign beat_end = beat_full || last_word;
-  assign burst_end = last_word ||
+  assign beat_end = beat_full || last_item;
+  assign burst_end = last_item ||
                      (beat_full && ((32'(burst_beats_q) == BurstCap - 1) || (beat_addr[5:0] == 6'h3f)));
   assign ring_full = (32'(n_formed_q) + 32'(n_out_q) == RingDepth);
   assign in_ready_o = active_q && (!beat_end || fifo_in_ready) && (!burst_end || !ring_full);
@@ -180,7 +180,7 @@ module dma_writer #(
     if (in_take) begin
       waddr_d = waddr_q + 62'(item_words);
       words_left_d = words_left_q - 30'(item_words);
-      active_d = !last_word;
+      active_d = !last_item;
       beat_mask_d = beat_end ? 16'b0 : beat_mask_q | item_mask;
       if (beat_end) begin
         burst_beats_d = burst_end ? 7'd0 : burst_beats_q + 7'd1;
@@ -200,7 +200,7 @@ module dma_writer #(
     if (ring_push) begin
       ring_addr[wptr_q] <= (burst_beats_q == 7'd0) ? beat_addr : burst_addr_q;
       ring_len[wptr_q] <= {1'b0, burst_beats_q};
-      ring_last[wptr_q] <= last_word;
+      ring_last[wptr_q] <= last_item;
     end
   end
 

@@ -18,9 +18,10 @@
 // Streams are valid/ready with `last` on the final beat of each command's
 // portion (AXI-Stream rules): 32-bit words, but for the weight stream
 // (WeightLanes words a beat) and the delta stream (a unit's 4 words a beat,
-// lane 0 in bits 31:0; GRU's fourth is its dhn term, as the model's). An input whose `last` comes early or
-// late ends the command with ERR_TOO_FEW_WORDS / ERR_TOO_MANY_WORDS and the
-// stream in status_unit_o; a late one's surplus is dropped up to its `last`.
+// lane 0 in bits 31:0; GRU's fourth is its dhn term, as the model's). An
+// input whose `last` comes early or late ends the command with
+// ERR_TOO_FEW_WORDS / ERR_TOO_MANY_WORDS and the stream in status_unit_o; a
+// late one's surplus is dropped up to its `last`.
 // abort_i (and the watchdog, cfg_watchdog_i cycles without progress) ends any
 // command within engine_pkg::flush_cycles + 2 cycles with ERR_ABORTED
 // (ERR_TIMEOUT and the stalled stream): the datapath is reset, what it held is

@@ -124,7 +124,7 @@ class InputFifo {
   u64 counted(u64 n) {
     while (sent_.size() < n) {
       const u64 i = sent_.size();
-      u64 at = i == 0 ? start_ : std::max(start_ + i, sent_.back() + 1);
+      u64 at = i == 0 ? start_ : sent_.back() + 1;
       if (i >= depth_) at = std::max(at, pops_.at(i - depth_) + 1);
       sent_.push_back(at);
     }
@@ -310,9 +310,11 @@ u64 backward_cycles(const Config& cfg, const EngineTiming& t) {
   // A step's REDUCE needs its H dh words and H gate-store records buffered
   // (one a cycle from S_STATE on, into FIFOs of `depth`); the activation unit
   // takes unit u's word and record 2 + act_bw cycles before it is counted.
-  InputFifo dh_in(depth, st, 0), rec_in(depth, st, static_cast<u64>(t.mem_latency));
+  // The dh FIFO fills as the record FIFO does (same depth, same pops) but
+  // without the gate store's latency, so the records alone decide.
+  InputFifo rec_in(depth, st, static_cast<u64>(t.mem_latency));
   const u64 take = dep - static_cast<u64>(l.act_bw) - 2;
-  u64 in_steps = 0;  // steps whose dh and records are claimed
+  u64 in_steps = 0;  // steps whose records (and dh words) are claimed
   auto zero_step = [&](const Step& x) { return x.t >= 0 && x.t + 1 == cfg.length(x.b); };
   std::vector<u64> reduce(steps);
   u64 next = first;  // earliest cycle of the next token (spacing)
@@ -347,11 +349,8 @@ u64 backward_cycles(const Config& cfg, const EngineTiming& t) {
     reduce[n] = out.reserve(next, h);
     if (order[n].t >= 0) {
       ++in_steps;
-      reduce[n] = std::max({reduce[n], dh_in.counted(in_steps * h), rec_in.counted(in_steps * h)});
-      for (u64 c = 0; c < h; ++c) {
-        dh_in.pop(reduce[n] + take + c);
-        rec_in.pop(reduce[n] + take + c);
-      }
+      reduce[n] = std::max(reduce[n], rec_in.counted(in_steps * h));
+      for (u64 c = 0; c < h; ++c) rec_in.pop(reduce[n] + take + c);
     }
     for (u64 c = 0; c < h; ++c) out.push(reduce[n] + dep - 1 + c);  // unit c
     next = reduce[n] + ((n + 1 < steps && zero_step(order[n + 1])) ? h + 1 : s.after_reduce);
