@@ -94,6 +94,21 @@ CHAIN_EQ = {
     "cycles": 6000,
 }
 
+# The join tree as the engine drives it: forward, at most one chain tail
+# valid a cycle (the chains drain in turns); backward, every tail valid in
+# the same cycle (aligned partial sums). The mode flips every 500 cycles.
+JOIN_EQ = {
+    "inputs": {
+        "bw_i": "cyc % 1000 >= 500",
+        "data_i": "{" + ", ".join(["rnd_fp()"] * 16) + "}",
+    },
+    "drive": r"""
+      if (in_bw_i) in_valid_i = rnd_pct(70) ? '1 : '0;
+      else         in_valid_i = rnd_pct(70) ? 16'(1) << $urandom_range(15) : '0;
+""",
+    "activity": "rtl_valid_o",
+}
+
 FP_EQ = {"activity": "rtl_out_valid_o && in_out_ready_i"}
 
 BLOCKS = {
@@ -147,6 +162,9 @@ BLOCKS = {
     "pe_chain": {"top": "pe_chain", "params": _chain(P4), "quick": False, "mems": PE_MEMS,
                  "dsp": 2 * P4["NumPe"], "eq": CHAIN_EQ, "num_pe": P4["NumPe"],
                  "doc": "chain of 4 PEs, engine P4 parameters (weight bus 4 words, one group)"},
+    "chain_join": {"top": "chain_join", "params": {"NumChains": 16, "AddLatency": 4}, "quick": False,
+                   "mems": [], "dsp": 0, "eq": JOIN_EQ,
+                   "doc": "join tree of 16 chain tails (the NumPe 256 engine's): 15 FP adders (BW), a register a node (FW)"},
     "pe_chain_lanes1": {"top": "pe_chain", "params": _chain(P4, lanes=1), "quick": False, "mems": PE_MEMS,
                         "dsp": 2 * P4["NumPe"], "eq": CHAIN_EQ, "num_pe": P4["NumPe"],
                         "doc": "chain of 4 PEs, weight bus 1 word: 4 groups, 3 relay registers"},
