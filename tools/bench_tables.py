@@ -21,10 +21,12 @@ def table(path):
     d = json.load(open(path))
     p = d["params"]
     mhz = d["clock_mhz"]
+    chains = p.get("num_chains", 1)
     lines = [
-        "**NumPe = %d**, WeightDepth %d x %d banks, WeightLanes %d, MaxHidden %d, MaxBatch %d, "
+        "**NumPe = %d** (%s), WeightDepth %d x %d banks, WeightLanes %d, MaxHidden %d, MaxBatch %d, "
         "MulLatency %d, AddLatency %d; T = %d; clock %.0f MHz (%s)"
-        % (p["num_pe"], p["weight_depth"], p.get("num_banks", 1), p.get("weight_lanes", 1), p["max_hidden"],
+        % (p["num_pe"], "one chain" if chains == 1 else "%d chains of %d" % (chains, p["num_pe"] // chains),
+           p["weight_depth"], p.get("num_banks", 1), p.get("weight_lanes", 1), p["max_hidden"],
            p["max_batch"], p["mul_latency"], p["add_latency"], d["steps"], mhz, d.get("clock_source", "")),
         "",
         "| cell | H | H/NumPe | B | FW cycles | FW util | BW cycles | BW util | FW dependency stalls "
