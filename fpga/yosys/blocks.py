@@ -162,6 +162,14 @@ BLOCKS = {
     "pe_chain": {"top": "pe_chain", "params": _chain(P4), "quick": False, "mems": PE_MEMS,
                  "dsp": 2 * P4["NumPe"], "eq": CHAIN_EQ, "num_pe": P4["NumPe"],
                  "doc": "chain of 4 PEs, engine P4 parameters (weight bus 4 words, one group)"},
+    "pe_chain_p16": {"top": "pe_chain", "params": _chain(P16) | {"NumChains": 4, "RowLanes": 4}, "quick": False,
+                     "mems": PE_MEMS, "dsp": 2 * P16["NumPe"],
+                     "eq": CHAIN_EQ | {"inputs": CHAIN_EQ["inputs"] | {
+                         "tok_pe_i": "$urandom_range(15)", "tok_mask_i": "$urandom_range(15)",
+                         "tok_data_i": "{rnd_fp(), rnd_fp(), rnd_fp(), rnd_fp()}"}},
+                     "num_pe": P16["NumPe"],
+                     "doc": "16 PEs in 4 chains of 4 with the broadcast and join trees, ROW tokens of 4 rows, "
+                            "engine P16 parameters (weight bus 4 words)"},
     "chain_join": {"top": "chain_join", "params": {"NumChains": 16, "AddLatency": 4}, "quick": False,
                    "mems": [], "dsp": 0, "eq": JOIN_EQ,
                    "doc": "join tree of 16 chain tails (the NumPe 256 engine's): 15 FP adders (BW), a register a node (FW)"},
