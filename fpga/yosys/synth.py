@@ -364,15 +364,18 @@ def summary(recs):
                                                      for k in keys}
     if "pe_block" in s or "pe_chain_per_pe" in s:
         per = s.get("pe_chain_per_pe", s.get("pe_block"))
-        lvl = None
-        if "pe_chain" in by and by["pe_chain"].get("chain_links"):
-            lvl = by["pe_chain"]["chain_links"]["worst"]["lut_levels"]
+        # The worst PE-to-PE link over every chain block (one chain, and
+        # chains with their trees and 4-row tokens).
+        links = {n: r["chain_links"]["worst"]["lut_levels"] for n, r in by.items()
+                 if r.get("chain_links") and r["chain_links"].get("worst")}
+        link_block = max(links, key=links.get) if links else None
+        lvl = links[link_block] if link_block else None
         s["targets"] = {
             "dsp_per_pe": {"target": TARGET_PE_DSP, "pe_block": s.get("pe_block", {}).get("DSP48E2"),
                            "chain_avg": per["DSP48E2"]},
             "lut_per_pe": {"target": TARGET_PE_LUT, "pe_block": s.get("pe_block", {}).get("LUT"),
                            "chain_avg": per["LUT"]},
-            "chain_link_lut_levels": {"target": TARGET_CHAIN_LEVELS, "measured": lvl},
+            "chain_link_lut_levels": {"target": TARGET_CHAIN_LEVELS, "measured": lvl, "block": link_block},
         }
     return s
 
