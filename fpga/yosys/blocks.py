@@ -100,15 +100,16 @@ CHAIN_EQ = {
 # The join tree as the engine drives it: forward, at most one chain tail
 # valid a cycle (the chains drain in turns); backward, every tail valid in
 # the same cycle (aligned partial sums). The mode flips every 500 cycles.
+JOIN_CHAINS = 16  # the NumPe 256 engine's chains
 JOIN_EQ = {
     "inputs": {
         "bw_i": "cyc % 1000 >= 500",
-        "data_i": "{" + ", ".join(["rnd_fp()"] * 16) + "}",
+        "data_i": "{" + ", ".join(["rnd_fp()"] * JOIN_CHAINS) + "}",
     },
     "drive": r"""
       if (in_bw_i) in_valid_i = rnd_pct(70) ? '1 : '0;
-      else         in_valid_i = rnd_pct(70) ? 16'(1) << $urandom_range(15) : '0;
-""",
+      else         in_valid_i = rnd_pct(70) ? %d'(1) << $urandom_range(%d) : '0;
+""" % (JOIN_CHAINS, JOIN_CHAINS - 1),
     "activity": "rtl_valid_o",
 }
 
@@ -173,7 +174,7 @@ BLOCKS = {
                      "num_pe": P16["NumPe"],
                      "doc": "16 PEs in 4 chains of 4 with the broadcast and join trees, ROW tokens of 4 rows, "
                             "engine P16 parameters (weight bus 4 words)"},
-    "chain_join": {"top": "chain_join", "params": {"NumChains": 16, "AddLatency": 4}, "quick": False,
+    "chain_join": {"top": "chain_join", "params": {"NumChains": JOIN_CHAINS, "AddLatency": 4}, "quick": False,
                    "mems": [], "dsp": 0, "eq": JOIN_EQ,
                    "doc": "join tree of 16 chain tails (the NumPe 256 engine's): 15 FP adders (BW), a register a node (FW)"},
     "pe_chain_lanes1": {"top": "pe_chain", "params": _chain(P4, lanes=1), "quick": False, "mems": PE_MEMS,
