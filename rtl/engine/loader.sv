@@ -99,7 +99,8 @@ module loader #(
   logic                    skip_q, skip_d;
   logic                    after_run_q, after_run_d;  // a command on this bank came first
   logic [17:0]             gh_q, gh_d, rem_q, rem_d, quo_q, quo_d;
-  logic [17:0]             rows_q, rows_d;        // R = ceil(G*H / NumPe): rows of PE 0
+  logic [15:0]             hm1_q, hm1_d;          // H - 1: the last column / bias unit
+  logic [17:0]             rm1_q, rm1_d;          // R - 1: the last local row
   logic [CW-1:0]           rh_q, rh_d;            // R*H: words per PE
   logic [7:0]              drain_q, drain_d;
   // Position in the stream.
@@ -134,13 +135,15 @@ module loader #(
 
   // Last sub-beat of the command: the final bias sub-beat.
   logic last_u, last_bias_of_unit, final_sub, beat_end;
-  assign last_u            = (32'(q_q) + 1 == Groups) && (32'(c_q) + 1 == 32'(hid_q)) &&
-                             (lr_q + 18'd1 == rows_q);
+  logic c_end;  // the last column (U) or bias unit
+  assign c_end             = (c_q == hm1_q);
+  assign last_u            = (32'(q_q) + 1 == Groups) && c_end && (lr_q == rm1_q);
   assign last_bias_of_unit = (32'(gs_q) + Lanes >= 32'(gates));
-  assign final_sub         = in_bias_q && last_bias_of_unit && (32'(c_q) + 1 == 32'(hid_q));
+  assign final_sub         = in_bias_q && last_bias_of_unit && c_end;
   assign beat_end          = (32'(sub_q) + 1 == SubBeats) || final_sub;
 
   logic progress;
+  logic frame_err;  // a framing error ends the LOAD this cycle (L_RUN)
   assign progress = weight_valid_i && (weight_ready_o || state_q == L_RUN);
 
   always_comb begin
@@ -159,7 +162,9 @@ module loader #(
     gh_d       = gh_q;
     rem_d      = rem_q;
     quo_d      = quo_q;
-    rows_d     = rows_q;
+    hm1_d      = hm1_q;
+    rm1_d      = rm1_q;
+    frame_err  = 1'b0;
     rh_d       = rh_q;
     drain_d    = (drain_q != 0) ? drain_q - 1 : drain_q;
     in_bias_d  = in_bias_q;
@@ -211,6 +216,7 @@ module loader #(
         gh_d    = (cell_q == engine_pkg::CELL_GRU) ? 18'(hid_q) * 18'd3 : 18'(hid_q) * 18'd4;
         rem_d   = (cell_q == engine_pkg::CELL_GRU) ? 18'(hid_q) * 18'd3 : 18'(hid_q) * 18'd4;
         quo_d   = '0;
+        hm1_d   = hid_q - 1'b1;
         state_d = L_DIVIDE;
         if (engine_pkg::layer_error(bank_in_q, NumBanks, cell_q, hid_q, MaxHidden) != engine_pkg::ERR_NONE) begin
           status_d = engine_pkg::layer_error(bank_in_q, NumBanks, cell_q, hid_q, MaxHidden);
@@ -224,7 +230,7 @@ module loader #(
           rem_d = rem_q - 18'(NumPe);
           quo_d = quo_q + 18'd1;
         end else begin
-          rows_d  = quo_q + 18'(rem_q != 0);
+          rm1_d   = quo_q + 18'(rem_q != 0) - 1'b1;
           rh_d    = (CW'(quo_q) + CW'(rem_q != 0)) * CW'(hid_q);
           state_d = L_CHECK;
         end
@@ -272,7 +278,7 @@ module loader #(
               q_d  = '0;
               kq_d = lrp_q;
               c_d  = c_q + 1'b1;
-              if (32'(c_q) + 1 == 32'(hid_q)) begin
+              if (c_end) begin
                 c_d        = '0;
                 lr_d       = lr_q + 1'b1;
                 row_addr_d = row_addr_q + CW'(hid_q);
@@ -297,6 +303,7 @@ module loader #(
             drain_d = 8'(Groups + 3);
             state_d = L_DRAIN;
           end else if (beat_end && (final_sub || weight_last_i)) begin
+            frame_err = 1'b1;
             status_d = final_sub ? engine_pkg::ERR_TOO_MANY_WORDS : engine_pkg::ERR_TOO_FEW_WORDS;
             unit_d   = engine_pkg::UNIT_WEIGHT;
             skip_d   = final_sub;
@@ -352,7 +359,7 @@ module loader #(
         state_d  = L_DONE;
       end
     end else if (state_q == L_RUN || state_q == L_DRAIN) begin
-      if (abort_i || (state_d != L_ABORT && wd_lim_q != 0 && wd_q >= wd_lim_q)) begin
+      if (abort_i || (!frame_err && wd_lim_q != 0 && wd_q >= wd_lim_q)) begin
         status_d = abort_i ? engine_pkg::ERR_ABORTED : engine_pkg::ERR_TIMEOUT;
         unit_d   = abort_i ? engine_pkg::UNIT_NONE : engine_pkg::UNIT_WEIGHT;
         skip_d   = 1'b0;
@@ -400,7 +407,8 @@ module loader #(
     gh_q       <= gh_d;
     rem_q      <= rem_d;
     quo_q      <= quo_d;
-    rows_q     <= rows_d;
+    hm1_q      <= hm1_d;
+    rm1_q      <= rm1_d;
     rh_q       <= rh_d;
     in_bias_q  <= in_bias_d;
     lr_q       <= lr_d;

@@ -172,7 +172,9 @@ module sequencer #(
   localparam int unsigned La = AddLatency;
   localparam int unsigned Lm = MulLatency;
   localparam int unsigned CW = 40;  // width of unit/word counts (T*B*G*H < 2^40)
-  localparam logic [CW-1:0] FIFO_CREDITS = CW'(FifoDepth);
+  // Credits and availabilities count FIFO entries: 0..FifoDepth + 1 (and a spare bit).
+  localparam int unsigned CrW = $clog2(FifoDepth + 1) + 1;
+  localparam logic [CrW-1:0] FIFO_CREDITS = CrW'(FifoDepth);
   localparam int unsigned FlushCycles = engine_pkg::flush_cycles(Lm, La);
   // The ROW token grid: Lines lines of up to NumChains groups, pitch_q apart.
   localparam int unsigned ChainLen  = NumPe / NumChains;
@@ -211,6 +213,9 @@ module sequencer #(
   logic [CW-1:0] bh_q, bh_d;          // B*H
   logic [CW-1:0] tbh_q, tbh_d;        // T*B*H
   logic [CW-1:0] tb_q, tb_d;          // S: packed steps, the sum of the lengths
+  logic [15:0]   hm1_q, hm1_d;        // H - 1: the last element / column
+  logic [CW-1:0] nlast_q, nlast_d;    // the command's last chain step (FW S - 1, BW S + B - 1)
+  logic [CW-1:0] uend_q, uend_d;      // units at the end (FW T*B*H, BW T*B*H + B*H)
   logic [MaxBatch*16-1:0] len_q, len_d;  // per slot
   logic [15:0]   maxlen_q, maxlen_d;  // the longest length
   logic [15:0]   maxslot_q, maxslot_d;  // the first slot with it
@@ -222,6 +227,7 @@ module sequencer #(
   logic [31:0]   l_res_q, l_res_d;    // min distance between a step's last ELEMs
   logic [15:0]   s_bw_q, s_bw_d;      // wave spacing - its span: idle after a wave's last token
   logic [15:0]   q_last_q, q_last_d;  // chains the last wave reaches
+  logic [15:0]   q_lm1_q, q_lm1_d;    // q_last - 1
   logic [15:0]   pitch_q, pitch_d;    // cycles from a grid line to the next
   logic [15:0]   s_red_q, s_red_d;    // last wave -> REDUCE, less its span
   logic [15:0]   s_ared_q, s_ared_d;  // REDUCE -> next wave
@@ -253,9 +259,7 @@ module sequencer #(
   // Past validation and set-up: streams may flow, records may be prefetched.
   assign running = (state_q == S_STATE) || (state_q == S_RUN) || (state_q == S_DRAIN);
 
-  logic [2:0]  gates;
   logic [CW-1:0] hid_cw;
-  assign gates  = is_gru ? 3'd3 : 3'd4;
   assign hid_cw = CW'(hid_q);
 
   // ------------------------------------------------------------ run state
@@ -278,13 +282,19 @@ module sequencer #(
 
   // Credits and availability.
   logic [CW-1:0] units_q, units_d;    // units completed by the activation unit
-  logic [CW-1:0] xp_av_q, xp_av_d, dh_av_q, dh_av_d, rec_av_q, rec_av_d;
-  logic [CW-1:0] hout_cr_q, hout_cr_d, dout_cr_q, dout_cr_d, sout_cr_q, sout_cr_d;
-  logic [CW-1:0] store_cr_q, store_cr_d;
+  logic [CrW-1:0] xp_av_q, xp_av_d, dh_av_q, dh_av_d, rec_av_q, rec_av_d;
+  logic [CrW-1:0] hout_cr_q, hout_cr_d, dout_cr_q, dout_cr_d, sout_cr_q, sout_cr_d;
+  logic [CrW-1:0] store_cr_q, store_cr_d;
   logic [CW-1:0] xp_left_q, xp_left_d, dh_left_q, dh_left_d;
+  logic [CW-1:0] xpw_q, xpw_d;        // FW: the Xp words of the command (T*B*H*G)
+  // xp_left / dh_left == 0 and == 1, registered beside them (framing stays shallow).
+  logic          xp_z_q, xp_one_q, dh_z_q, dh_one_q;
+  logic [CW-1:0] xp_init, dh_init;    // their values when the run starts
 
   // The stall cause of this cycle, one-hot {gate store, dependency, output, input}.
   logic [3:0] stall;
+  logic       state_err;  // a framing error on the state stream this cycle (S_STATE)
+  logic       rec_now_q;  // a FORWARD drained last cycle: it becomes a record now
 
   // Token output registers (data comes from a buffer read or tok_data_q).
   logic                  tk_valid_q, tk_valid_d;
@@ -298,7 +308,7 @@ module sequencer #(
   logic [RowLanes-1:0]   tk_mask_q, tk_mask_d;
 
   // ------------------------------------------------------ step conditions
-  logic [CW-1:0] need;      // H in counter width
+  logic [CrW-1:0] need;     // H in credit width (H <= MaxHidden <= FifoDepth / 2)
   // The lowest slot of `mask` above `after` (after = -1: the lowest), and whether there is one.
   function automatic logic [16:0] first_after(input logic [MaxBatch-1:0] mask, input logic [16:0] after);
     first_after = '0;
@@ -320,18 +330,63 @@ module sequencer #(
   assign nb_same  = first_after(run_t, {1'b0, b_q});
   assign nb_next  = first_after(run_next, 17'h1ffff);
 
-  // Per-slot table: the first unit of each sequence's latest step.
-  logic [CW-1:0]     pv_q [MaxBatch];
-  logic              pv_we;
-  logic [CW-1:0]     pv_cur;
-  assign pv_cur = pv_q[BWidth'(b_q)];
-  always_ff @(posedge clk_i) if (pv_we) pv_q[BWidth'(b_q)] <= nh_q;
+  // Per-slot dependency: units done since the first unit of the sequence's
+  // latest step (units - that unit; pv_we sets it at the step's end). Kept
+  // clamped to -DvLow..MaxHidden: every use saturates at H, and the engine
+  // never lags further (asserted below), so the compares stay narrow.
+  localparam int unsigned DvW = $clog2(FifoDepth) + 4;
+  localparam logic signed [DvW-1:0] DV_HIGH = DvW'(MaxHidden);
+  localparam logic signed [DvW-1:0] DV_LOW  = -DvW'(4 * FifoDepth);
+  logic [MaxBatch*DvW-1:0] dv_q, dv_d;   // per slot, signed
+  logic signed [DvW-1:0] dv_cur, dv_new, dv_b;
+  logic [CW-1:0]         dv_diff;   // units_d - nh_q, two's complement
+  logic                  pv_we, dv_clear;
+  assign dv_cur  = $signed(dv_q[BWidth'(b_q)*DvW +: DvW]);
+  assign dv_diff = units_q + CW'(unit_done_i) - nh_q;
+  always_comb begin
+    if (!dv_diff[CW-1] && dv_diff > CW'(MaxHidden)) dv_new = DV_HIGH;
+    else if (dv_diff[CW-1] && $signed(dv_diff) < $signed(CW'(DV_LOW))) dv_new = DV_LOW;
+    else dv_new = DvW'(dv_diff);
+    for (int b = 0; b < MaxBatch; b++) begin
+      dv_b = $signed(dv_q[b*DvW +: DvW]);
+      if (dv_clear) dv_b = '0;
+      else if (pv_we && BWidth'(b_q) == BWidth'(b)) dv_b = dv_new;
+      else if (unit_done_i && dv_b != DV_HIGH) dv_b = dv_b + 1'b1;
+      dv_d[b*DvW +: DvW] = dv_b;
+    end
+  end
+  always_ff @(posedge clk_i) dv_q <= dv_d;
+
+  // Per slot: t + 1 == its length (the sequence's last FW / first BW step),
+  // registered, with the compares for the next t computed beside the step.
+  logic [MaxBatch-1:0] tl_q, tl_d, tl_up, tl_down, tl_load;
+  logic [1:0]          t_move;    // 0 t stays, 1 t + 1, 2 t - 1, 3 t loaded (S_STATE)
+  for (genvar b = 0; b < MaxBatch; b++) begin : g_tl
+    assign tl_up[b]   = (t_q + 16'd2 == len_q[b*16 +: 16]);
+    assign tl_down[b] = (t_q == len_q[b*16 +: 16]);
+    assign tl_load[b] = is_fw ? (len_q[b*16 +: 16] == 16'd1) : (len_q[b*16 +: 16] == maxlen_q);
+  end
+  always_comb begin
+    unique case (t_move)
+      2'd1:    tl_d = tl_up;
+      2'd2:    tl_d = tl_down;
+      2'd3:    tl_d = tl_load;
+      default: tl_d = tl_q;
+    endcase
+  end
+  always_ff @(posedge clk_i) tl_q <= tl_d;
 
   logic fw_last_t, bw_final, bw_zero, last_wave, line_end, wave_end;
   logic [15:0] chains_w;                 // chains this wave reaches
-  logic [17:0] grp_pe, grp_k, grp_klast;  // the group's first PE, first row, last row
+  logic [17:0] grp_pe, grp_klast;        // the group's first PE, its last row
+  // Registered with the grid position: the wave is the last (w = R - 1); the
+  // group's first row grp_k = kw + grp_pe; the line's first row kw + gl*RowLanes.
+  logic        lw_q, lw_d;
+  logic [17:0] grp_k_q, grp_k_d, line_k_q, line_k_d;
+  logic [1:0]  grid_move;                // 0 stay, 1 next chain, 2 next line, 3 next wave
+  logic        grid_clear;               // back to the first wave (REDUCE, set-up)
   logic [RowLanes-1:0] grp_mask;
-  logic [CW+2:0] rows_done;              // rows of the previous step whose deltas exist
+  logic [17:0]   rows_done;              // rows of the previous step whose deltas exist (dv > 0)
   logic [31:0]   q_last;                 // chains the last wave reaches (S_DERIVE)
   logic [31:0]   pitch;                  // the command's grid pitch (S_DERIVE)
   logic [31:0]   span_full, span_last;   // a full and the last wave's token span (S_DERIVE)
@@ -340,46 +395,95 @@ module sequencer #(
                   ((((rem_q == 0) ? NumPe : 32'(rem_q)) - 1) >> ChainBits) + 1;
   assign span_full = engine_pkg::bw_wave_span(NumChains, pitch, Lines);
   assign span_last = engine_pkg::bw_wave_span(q_last, pitch, Lines);
-  assign need      = hid_cw;
-  assign fw_last_t = (t_q + 1'b1 == len_b);         // the sequence's last step
+  assign need      = CrW'(hid_q);
+  assign fw_last_t = tl_q[BWidth'(b_q)];            // the sequence's last step
   assign bw_final  = fin_q;
-  assign bw_zero   = !fin_q && (t_q + 1'b1 == len_b);  // the sequence's first BW step
-  assign last_wave = (CW'(w_q) + 1 == CW'(rows_q));
+  assign bw_zero   = !fin_q && tl_q[BWidth'(b_q)];     // the sequence's first BW step
+  assign last_wave = lw_q;
   assign chains_w  = last_wave ? q_last_q : 16'(NumChains);
-  assign line_end  = (gc_q + 1'b1 == chains_w);
-  assign wave_end  = line_end && (32'(gl_q) + 1 == Lines);
+  assign line_end  = (gc_q == (last_wave ? q_lm1_q : 16'(NumChains - 1)));
+  assign wave_end  = line_end && (32'(gl_q) == Lines - 1);
   assign grp_pe    = (18'(gc_q) << ChainBits) + (18'(gl_q) << LaneBits);
-  assign grp_k     = kw_q + grp_pe;
-  for (genvar l = 0; l < RowLanes; l++) begin : g_mask
-    assign grp_mask[l] = (grp_k + 18'(l) < gh_q);
+  always_comb begin
+    lw_d     = lw_q;
+    grp_k_d  = grp_k_q;
+    line_k_d = line_k_q;
+    if (grid_clear) begin
+      lw_d     = (rows_q == 18'd1);
+      grp_k_d  = '0;
+      line_k_d = '0;
+    end else begin
+      unique case (grid_move)
+        2'd1: grp_k_d = grp_k_q + (18'd1 << ChainBits);
+        2'd2: begin
+          grp_k_d  = line_k_q + (18'd1 << LaneBits);
+          line_k_d = line_k_q + (18'd1 << LaneBits);
+        end
+        2'd3: begin
+          lw_d     = (w_q + 18'd2 == rows_q);
+          grp_k_d  = kw_q + 18'(NumPe);
+          line_k_d = kw_q + 18'(NumPe);
+        end
+        default: ;
+      endcase
+    end
   end
-  assign grp_klast = (grp_k + 18'(RowLanes - 1) < gh_q) ? grp_k + 18'(RowLanes - 1) : gh_q - 1'b1;
-  assign rows_done = (CW + 3)'(CW'(units_q - pv_cur)) * (CW + 3)'(gates);
+  for (genvar l = 0; l < RowLanes; l++) begin : g_mask
+    assign grp_mask[l] = (grp_k_q + 18'(l) < gh_q);
+  end
+  assign grp_klast = (grp_k_q + 18'(RowLanes - 1) < gh_q) ? grp_k_q + 18'(RowLanes - 1) : gh_q - 1'b1;
+  assign rows_done = is_gru ? (18'(dv_cur) << 1) + 18'(dv_cur) : 18'(dv_cur) << 2;
 
   logic fw_in_ok, fw_out_ok, fw_st_ok, fw_dep_ok, fw_spc_ok;
   // A step's Xp is first read after its last ELEM (by the activation unit),
   // so the step's last ELEM, not its first, waits for all of it: the first
   // step's MACs overlap the Xp stream.
-  assign fw_in_ok  = (32'(j_q) + 1 != 32'(hid_q)) || (xp_av_q >= need);
+  logic j_end;                          // the step's last element (j = H - 1)
+  assign j_end     = (j_q == hm1_q);
+  assign fw_in_ok  = !j_end || (xp_av_q >= need);
   assign fw_out_ok = (j_q != 0) || ((hout_cr_q >= need) && (!fw_last_t || sout_cr_q >= need));
   assign fw_st_ok  = (j_q != 0) || (store_cr_q >= need);
-  assign fw_dep_ok = (t_q == 0) || (units_q > pv_cur + CW'(j_q));
-  assign fw_spc_ok = (32'(j_q) + 1 != 32'(hid_q)) || (since_q >= l_res_q);
+  assign fw_dep_ok = (t_q == 0) || (dv_cur > $signed(DvW'(j_q)));
+  assign fw_spc_ok = !j_end || (since_q >= l_res_q);
 
   logic bw_in_ok, bw_out_ok, bw_st_ok, bw_dep_ok;
   assign bw_in_ok  = !in_red_q || bw_final || (dh_av_q >= need);
   assign bw_out_ok = !in_red_q || (bw_final ? (sout_cr_q >= need) : (dout_cr_q >= need));
   assign bw_st_ok  = !in_red_q || bw_final || (rec_av_q >= need);
   // A group needs the units of its rows (none for an empty group).
-  assign bw_dep_ok = in_red_q || (grp_k >= gh_q) ||
-                     ((units_q > pv_cur) && (rows_done > (CW + 3)'(grp_klast)));
+  assign bw_dep_ok = in_red_q || (grp_k_q >= gh_q) ||
+                     ((dv_cur > 0) && (rows_done > grp_klast));
 
   // Framing of the buffered streams (their words are counted in xp/dh_left).
   logic xp_few, xp_many, dh_few, dh_many;
-  assign xp_few  = running && xp_word_i && xp_last_i && (xp_left_q != 1);
-  assign xp_many = running && xp_word_i && !xp_last_i && (xp_left_q == 1);
-  assign dh_few  = running && dh_word_i && dh_last_i && (dh_left_q != 1);
-  assign dh_many = running && dh_word_i && !dh_last_i && (dh_left_q == 1);
+  assign xp_few  = running && xp_word_i && xp_last_i && !xp_one_q;
+  assign xp_many = running && xp_word_i && !xp_last_i && xp_one_q;
+  assign dh_few  = running && dh_word_i && dh_last_i && !dh_one_q;
+  assign dh_many = running && dh_word_i && !dh_last_i && dh_one_q;
+  assign xp_init = is_fw ? xpw_q : '0;
+  assign dh_init = is_bw ? tbh_q : '0;
+  always_ff @(posedge clk_i) begin
+    if (rst_i) begin
+      xp_z_q   <= 1'b1;
+      xp_one_q <= 1'b0;
+      dh_z_q   <= 1'b1;
+      dh_one_q <= 1'b0;
+    end else if (state_q == S_CFGWAIT && wait_cfg_q == 0) begin
+      xp_z_q   <= (xp_init == 0);
+      xp_one_q <= (xp_init == 1);
+      dh_z_q   <= (dh_init == 0);
+      dh_one_q <= (dh_init == 1);
+    end else begin
+      if (xp_word_i) begin
+        xp_z_q   <= xp_one_q;
+        xp_one_q <= (xp_left_q == 2);
+      end
+      if (dh_word_i) begin
+        dh_z_q   <= dh_one_q;
+        dh_one_q <= (dh_left_q == 2);
+      end
+    end
+  end
 
   // The stream or port the command waits on now (named by a timeout).
   logic [3:0] waiting_on;
@@ -440,6 +544,10 @@ module sequencer #(
     bh_d       = bh_q;
     tbh_d      = tbh_q;
     tb_d       = tb_q;
+    hm1_d      = hm1_q;
+    nlast_d    = nlast_q;
+    uend_d     = uend_q;
+    xpw_d      = xpw_q;
     rh_d       = rh_q;
     bytes_d    = bytes_q;
     s_fw_d     = s_fw_q;
@@ -447,6 +555,7 @@ module sequencer #(
     l_res_d    = l_res_q;
     s_bw_d     = s_bw_q;
     q_last_d   = q_last_q;
+    q_lm1_d    = q_lm1_q;
     pitch_d    = pitch_q;
     s_red_d    = s_red_q;
     s_ared_d   = s_ared_q;
@@ -483,14 +592,19 @@ module sequencer #(
     since_d    = (since_q != 32'hffff_ffff) ? since_q + 1 : since_q;
     left_d     = left_q;
     units_d    = units_q + CW'(unit_done_i);
-    xp_av_d    = xp_av_q + CW'(xp_unit_i);
-    dh_av_d    = dh_av_q + CW'(dh_word_i);
-    rec_av_d   = rec_av_q + CW'(rec_push_i);
+    xp_av_d    = xp_av_q + CrW'(xp_unit_i);
+    dh_av_d    = dh_av_q + CrW'(dh_word_i);
+    rec_av_d   = rec_av_q + CrW'(rec_push_i);
     stall      = '0;
-    hout_cr_d  = hout_cr_q + CW'(hout_pop_i);
-    dout_cr_d  = dout_cr_q + CW'(dout_pop_i);
-    sout_cr_d  = sout_cr_q + CW'(sout_pop_i);
-    store_cr_d = store_cr_q + CW'(store_pop_i);
+    state_err  = 1'b0;
+    t_move     = 2'd0;
+    grid_move  = 2'd0;
+    grid_clear = 1'b0;
+    dv_clear   = 1'b0;
+    hout_cr_d  = hout_cr_q + CrW'(hout_pop_i);
+    dout_cr_d  = dout_cr_q + CrW'(dout_pop_i);
+    sout_cr_d  = sout_cr_q + CrW'(sout_pop_i);
+    store_cr_d = store_cr_q + CrW'(store_pop_i);
     xp_left_d  = xp_left_q - CW'(xp_word_i);
     dh_left_d  = dh_left_q - CW'(dh_word_i);
     tk_valid_d = 1'b0;
@@ -548,6 +662,7 @@ module sequencer #(
       // Checks that bound the derivation below, then G*H for the division.
       S_SETUP: begin
         gh_d  = is_gru ? 18'(hid_q) * 18'd3 : 18'(hid_q) * 18'd4;
+        hm1_d = hid_q - 1'b1;
         rem_d = is_gru ? 18'(hid_q) * 18'd3 : 18'(hid_q) * 18'd4;
         quo_d = '0;
         bank_base_d = WAddrWidth'(32'(bank_q) * WeightDepth);
@@ -602,6 +717,7 @@ module sequencer #(
         pitch_d  = 16'(pitch);
         s_bw_d   = 16'(engine_pkg::bw_wave_spacing(32'(hid_q), span_full, La) - span_full);
         q_last_d = 16'(q_last);
+        q_lm1_d  = 16'(q_last - 1);
         s_red_d  = 16'(engine_pkg::bw_reduce_gap(32'(hid_q), q_last, pitch, Lines, RowLanes, Lm, La) - span_last);
         s_ared_d = 16'(engine_pkg::bw_after_reduce(32'(hid_q), 32'(gh_q), pitch, Lines, RowLanes, Lm, La));
         state_d  = S_PRODUCT;
@@ -611,11 +727,14 @@ module sequencer #(
       S_PRODUCT: begin
         tbh_d   = tb_q * hid_cw;
         bytes_d = (CW + 6)'(tb_q * hid_cw) << 5;
+        nlast_d = is_fw ? tb_q - 1'b1 : tb_q + CW'(bat_q) - 1'b1;
         state_d = S_CHECK;
       end
 
       S_CHECK: begin
         wait_cfg_d = 16'(engine_pkg::cfg_settle_cycles(NumPe, NumChains));
+        uend_d     = is_bw ? tbh_q + bh_q : tbh_q;
+        xpw_d      = is_gru ? (tbh_q << 1) + tbh_q : tbh_q << 2;
         state_d    = S_CFGWAIT;
         if (rh_q > CW'(WeightDepth)) begin
           status_d = engine_pkg::ERR_HIDDEN_TOO_LARGE;
@@ -674,10 +793,12 @@ module sequencer #(
           gl_d       = '0;
           g_d        = '0;
           base_w_d   = '0;
+          grid_clear = 1'b1;
           in_red_d   = 1'b1;
           wait_d     = '0;
           since_d    = 32'hffff_ffff;
           units_d    = '0;
+          dv_clear   = 1'b1;
           xp_av_d    = '0;
           dh_av_d    = '0;
           rec_av_d   = '0;
@@ -685,8 +806,8 @@ module sequencer #(
           dout_cr_d  = FIFO_CREDITS;
           sout_cr_d  = FIFO_CREDITS;
           store_cr_d = FIFO_CREDITS;
-          xp_left_d  = is_fw ? tbh_q * CW'(gates) : '0;
-          dh_left_d  = is_bw ? tbh_q : '0;
+          xp_left_d  = xp_init;
+          dh_left_d  = dh_init;
           left_d  = (is_fw && is_lstm) ? bh_q << 1 : bh_q;
           state_d = S_STATE;
         end
@@ -707,18 +828,20 @@ module sequencer #(
             load_state_we_o = 1'b1;
             j_d = j_q + 1;
           end
-          if (32'(j_d) == 32'(hid_q)) begin
+          if ((!(is_fw && is_lstm) || g_q[0]) && j_end) begin  // the slot's last column
             j_d = '0;
             b_d = b_q + 1;
           end
           if (left_q == 1) begin
             b_d     = is_fw ? '0 : maxslot_q;                 // FW: t = 0, every slot runs
             t_d     = is_fw ? '0 : maxlen_q - 1'b1;           // BW: from the longest sequence's end
+            t_move  = 2'd3;
             j_d     = '0;
             g_d     = '0;
             state_d = S_RUN;
           end
           if ((left_q == 1) != state_last_i) begin
+            state_err = 1'b1;
             status_d = (left_q == 1) ? engine_pkg::ERR_TOO_MANY_WORDS : engine_pkg::ERR_TOO_FEW_WORDS;
             unit_d   = engine_pkg::UNIT_STATE_IN;
             skip_d   = (left_q == 1) ? engine_pkg::UNIT_STATE_IN : engine_pkg::UNIT_NONE;
@@ -737,7 +860,7 @@ module sequencer #(
               tk_valid_d = 1'b1;
               tk_op_d    = engine_pkg::TOK_ELEM;
               tk_first_d = (j_q == 0);
-              tk_last_d  = (32'(j_q) + 1 == 32'(hid_q));
+              tk_last_d  = j_end;
               tk_addr_d  = WAddrWidth'(j_q) + bank_base_q;
               tk_src_d   = 2'd1;
               wait_d     = tk_last_d ? 32'(s_fwb_q) - 1 : 32'(s_fw_q) - 1;
@@ -749,7 +872,7 @@ module sequencer #(
                 if (fw_last_t) sout_cr_d = sout_cr_d - need;
               end
               j_d = j_q + 1;
-              if (32'(j_q) + 1 == 32'(hid_q)) begin
+              if (j_end) begin
                 xp_av_d = xp_av_d - need;
                 since_d = '0;
                 j_d     = '0;
@@ -762,8 +885,9 @@ module sequencer #(
                 end else begin
                   b_d = nb_next[15:0];
                   t_d = t_q + 1'b1;
+                  t_move = 2'd1;
                 end
-                if (n_q + 1 == tb_q) state_d = S_DRAIN;
+                if (n_q == nlast_q) state_d = S_DRAIN;
               end
             end else if (!fw_dep_ok) begin
               stall = 4'b0100;
@@ -789,16 +913,19 @@ module sequencer #(
                 tk_addr_d  = WAddrWidth'(base_w_q) + bank_base_q;
                 tk_first_d = (w_q == 0);
                 tk_src_d   = 2'd2;
-                tk_lane_d  = grp_k[1:0];
+                tk_lane_d  = grp_k_q[1:0];
                 gc_d       = gc_q + 1'b1;
+                grid_move  = 2'd1;
                 if (line_end) begin
                   gc_d   = '0;
                   gl_d   = gl_q + 1'b1;
+                  grid_move = 2'd2;
                   wait_d = 32'(pitch_q) - 32'(chains_w);
                 end
                 if (wave_end) begin
                   gl_d     = '0;
                   w_d      = w_q + 1;
+                  grid_move = 2'd3;
                   kw_d     = kw_q + 18'(NumPe);
                   base_w_d = base_w_q + hid_cw;
                   wait_d   = last_wave ? 32'(s_red_q) : 32'(s_bw_q);
@@ -824,6 +951,7 @@ module sequencer #(
                 gc_d     = '0;
                 gl_d     = '0;
                 base_w_d = '0;
+                grid_clear = 1'b1;
                 // The next step: the next running sequence at t, else the
                 // first at t - 1, else (after t = 0) the final reductions.
                 if (fin_q) begin
@@ -833,14 +961,16 @@ module sequencer #(
                 end else if (t_q != 0) begin
                   b_d = nb_next[15:0];
                   t_d = t_q - 1'b1;
+                  t_move = 2'd2;
                 end else begin
                   b_d   = '0;
                   fin_d = 1'b1;
                 end
                 // A sequence's first BW step reduces zeros: no waves.
-                in_red_d = !fin_d && (t_d + 1'b1 == len_q[BWidth'(b_d)*16 +: 16]);
+                in_red_d = !fin_d && (nb_same[16] ? tl_q[BWidth'(nb_same[15:0])]
+                                                  : tl_down[BWidth'(nb_next[15:0])]);
                 wait_d   = in_red_d ? 32'(hid_q) : 32'(s_ared_q) - 1;
-                if (n_q + 1 == tb_q + CW'(bat_q)) state_d = S_DRAIN;
+                if (n_q == nlast_q) state_d = S_DRAIN;
               end
             end else if (!bw_dep_ok) begin
               stall = 4'b0100;
@@ -857,9 +987,9 @@ module sequencer #(
 
       // Wait for the activation unit, the output streams and the gate store.
       S_DRAIN: begin
-        if (units_q == (is_bw ? tbh_q + bh_q : tbh_q) && drain_idle_i) begin
+        if (units_q == uend_q && drain_idle_i) begin
           state_d = S_DONE;
-        end else if (units_q == (is_bw ? tbh_q + bh_q : tbh_q)) begin
+        end else if (units_q == uend_q) begin
           stall = 4'b0010;
         end
       end
@@ -907,7 +1037,7 @@ module sequencer #(
         unit_d   = engine_pkg::UNIT_NONE;
         skip_d   = engine_pkg::UNIT_NONE;
         state_d  = S_ABORT;
-      end else if (state_d == S_ABORT) begin
+      end else if (state_err) begin
         // a framing error on the state stream, set above
       end else if (xp_few || xp_many || dh_few || dh_many) begin
         status_d = (xp_many || dh_many) ? engine_pkg::ERR_TOO_MANY_WORDS
@@ -922,8 +1052,9 @@ module sequencer #(
         skip_d   = engine_pkg::UNIT_NONE;
         state_d  = S_ABORT;
       end
-      if (state_d == S_ABORT && state_q != S_ABORT) begin
-        fl_d = 8'(FlushCycles - 1);
+      if (state_q != S_SKIP && (abort_i || state_err || xp_few || xp_many || dh_few || dh_many ||
+                                (wd_lim_q != 0 && wd_q >= wd_lim_q))) begin
+        fl_d = 8'(FlushCycles - 1);  // the command ends now (S_ABORT next)
       end
     end
 
@@ -931,7 +1062,8 @@ module sequencer #(
     // A later LOAD of its bank does not void it: the weights a BACKWARD uses
     // are the bank's at that time (the driver reloads the same ones).
     if (fr_void_q) fr_ok_d = fr_ok_q & ~fr_over;
-    if (state_q == S_DRAIN && state_d == S_DONE && is_fw) begin
+    // (It is written in the S_DONE cycle that follows, before any command reads it.)
+    if (rec_now_q) begin
       for (int i = 0; i < FR; i++) begin
         if (fr_slot == FRW'(i)) begin
           fr_ok_d[i]                           = 1'b1;
@@ -992,10 +1124,10 @@ module sequencer #(
   // Buffer reads for the token issued this cycle.
   assign hbuf_raddr_o = {BWidth'(b_q), JWidth'(j_q)};
   // The delta buffer holds rows k in lane k mod 4 of word k / 4 (engine.sv).
-  assign dbuf_raddr_o = {BWidth'(b_q), JWidth'(grp_k >> 2)};
+  assign dbuf_raddr_o = {BWidth'(b_q), JWidth'(grp_k_q >> 2)};
 
-  assign xp_open_o = running && is_fw && (xp_left_q != 0);
-  assign dh_open_o = running && is_bw && (dh_left_q != 0);
+  assign xp_open_o = running && is_fw && !xp_z_q;
+  assign dh_open_o = running && is_bw && !dh_z_q;
 
   // ----------------------------------------------------------- forward records
   assign fr_key = {cell_q, hid_q, bat_q, stp_q, base_q, bank_q, len_q};
@@ -1022,6 +1154,7 @@ module sequencer #(
       fr_ok_q    <= '0;
       fr_next_q  <= '0;
       fr_void_q  <= 1'b0;
+      rec_now_q  <= 1'b0;
       tk_valid_q <= 1'b0;
       op_q       <= engine_pkg::CMD_FORWARD;
       cell_q     <= engine_pkg::CELL_LSTM;
@@ -1037,6 +1170,7 @@ module sequencer #(
       fr_ok_q    <= fr_ok_d;
       fr_next_q  <= fr_next_d;
       fr_void_q  <= fr_void_d;
+      rec_now_q  <= state_q == S_DRAIN && state_d == S_DONE && is_fw;
       tk_valid_q <= tk_valid_d;
       op_q       <= op_d;
       cell_q     <= cell_d;
@@ -1060,6 +1194,10 @@ module sequencer #(
     bh_q       <= bh_d;
     tbh_q      <= tbh_d;
     tb_q       <= tb_d;
+    hm1_q      <= hm1_d;
+    nlast_q    <= nlast_d;
+    uend_q     <= uend_d;
+    xpw_q      <= xpw_d;
     rh_q       <= rh_d;
     bytes_q    <= bytes_d;
     s_fw_q     <= s_fw_d;
@@ -1067,6 +1205,7 @@ module sequencer #(
     l_res_q    <= l_res_d;
     s_bw_q     <= s_bw_d;
     q_last_q   <= q_last_d;
+    q_lm1_q    <= q_lm1_d;
     pitch_q    <= pitch_d;
     s_red_q    <= s_red_d;
     s_ared_q   <= s_ared_d;
@@ -1096,6 +1235,9 @@ module sequencer #(
     g_q        <= g_d;
     base_w_q   <= base_w_d;
     in_red_q   <= in_red_d;
+    lw_q       <= lw_d;
+    grp_k_q    <= grp_k_d;
+    line_k_q   <= line_k_d;
     wait_q     <= wait_d;
     since_q    <= since_d;
     left_q     <= left_d;
@@ -1176,6 +1318,22 @@ module sequencer #(
     if (MaxBatch < 1 || MaxHidden < 1) $error("sequencer: MaxBatch and MaxHidden must be >= 1");
     if (FifoDepth < 2 * MaxHidden) $error("sequencer: FifoDepth must hold two steps");
     if (FlushCycles > 255) $error("sequencer: flush counter too narrow");
+  end
+  always_ff @(posedge clk_i) begin
+    if (!rst_i && running) begin
+      // (A FIFO holds FifoDepth + 1 entries, its output register included.)
+      assert (xp_av_q <= FIFO_CREDITS + 1 && dh_av_q <= FIFO_CREDITS + 1 && rec_av_q <= FIFO_CREDITS + 1 &&
+              hout_cr_q <= FIFO_CREDITS && dout_cr_q <= FIFO_CREDITS && sout_cr_q <= FIFO_CREDITS &&
+              store_cr_q <= FIFO_CREDITS)
+      else $error("sequencer: a credit or availability count beyond the FIFO depth");
+      assert (xp_z_q == (xp_left_q == 0) && xp_one_q == (xp_left_q == 1) &&
+              dh_z_q == (dh_left_q == 0) && dh_one_q == (dh_left_q == 1))
+      else $error("sequencer: registered stream-end flags differ from the word counts");
+      assert (!(state_q == S_RUN && is_bw) || (grp_k_q == kw_q + grp_pe && lw_q == (w_q + 1 == rows_q)))
+      else $error("sequencer: registered grid position differs from the wave counters");
+      assert (!(pv_we && dv_diff[CW-1] && $signed(dv_diff) < $signed(CW'(DV_LOW))))
+      else $error("sequencer: a step's units lag beyond the dependency counter's range");
+    end
   end
 `endif
 
