@@ -23,7 +23,9 @@
 // Framing: every input stream marks the final word of the command's portion
 // with `last`; a `last` too early ends the command with ERR_TOO_FEW_WORDS, a
 // final word without it with ERR_TOO_MANY_WORDS, after which the stream's
-// surplus is dropped up to its `last` (never left for the next command).
+// surplus is dropped up to its `last` (never left for the next command). On
+// the buffered streams (Xp, dh) the error is registered: the stream closes
+// at the bad word and the command ends in the next cycle.
 // abort_i, the watchdog (cycles without progress, 0 = off) and framing errors
 // all end the command the same way: the datapath is held in reset for
 // engine_pkg::flush_cycles cycles (nothing of the command survives; weights,
@@ -222,6 +224,8 @@ module sequencer #(
   logic          len_bad_q, len_bad_d;  // a length outside 1..T
   logic [CW-1:0] rh_q, rh_d;          // R*H (weight words per PE)
   logic [CW+5:0] bytes_q, bytes_d;    // T*B*H*32: the gate store the command needs
+  logic          big_q, big_d;        // R*H beyond a bank (S_PRODUCT)
+  logic          small_q, small_d;    // the gate store smaller than bytes (S_PRODUCT)
   logic [15:0]   s_fw_q, s_fw_d;      // ELEM spacing
   logic [15:0]   s_fwb_q, s_fwb_d;    // a step's last ELEM to the next step's first
   logic [31:0]   l_res_q, l_res_d;    // min distance between a step's last ELEMs
@@ -278,6 +282,8 @@ module sequencer #(
   logic          in_red_q, in_red_d;  // BW: next token is the step's REDUCE
   logic [31:0]   wait_q, wait_d;      // idle cycles before the next token
   logic [31:0]   since_q, since_d;    // cycles since the last step-closing ELEM
+  logic          spc_q, spc_d;        // since_q >= l_res_q, registered beside it
+  logic          since_zero;          // since_d = 0 this cycle (else it counts up or saturates)
   logic [CW-1:0] left_q, left_d;      // state words still to consume
 
   // Credits and availability.
@@ -339,9 +345,17 @@ module sequencer #(
   localparam logic signed [DvW-1:0] DV_LOW  = -DvW'(4 * FifoDepth);
   logic [MaxBatch*DvW-1:0] dv_q, dv_d;   // per slot, signed
   logic signed [DvW-1:0] dv_cur, dv_new, dv_b;
+  // The same in delta rows (dv * G, G = 3 or 4), for the backward groups.
+  localparam int unsigned RvW = DvW + 2;
+  logic [MaxBatch*RvW-1:0] rv_q, rv_d;
+  logic signed [RvW-1:0] rv_cur, rv_new, rv_b, rv_high, rv_g;
   logic [CW-1:0]         dv_diff;   // units_d - nh_q, two's complement
   logic                  pv_we, dv_clear;
   assign dv_cur  = $signed(dv_q[BWidth'(b_q)*DvW +: DvW]);
+  assign rv_cur  = $signed(rv_q[BWidth'(b_q)*RvW +: RvW]);
+  assign rv_g    = is_gru ? RvW'(3) : RvW'(4);
+  assign rv_high = is_gru ? RvW'(3 * MaxHidden) : RvW'(4 * MaxHidden);
+  assign rv_new  = is_gru ? (RvW'(dv_new) <<< 1) + RvW'(dv_new) : RvW'(dv_new) <<< 2;
   assign dv_diff = units_q + CW'(unit_done_i) - nh_q;
   always_comb begin
     if (!dv_diff[CW-1] && dv_diff > CW'(MaxHidden)) dv_new = DV_HIGH;
@@ -353,9 +367,17 @@ module sequencer #(
       else if (pv_we && BWidth'(b_q) == BWidth'(b)) dv_b = dv_new;
       else if (unit_done_i && dv_b != DV_HIGH) dv_b = dv_b + 1'b1;
       dv_d[b*DvW +: DvW] = dv_b;
+      rv_b = $signed(rv_q[b*RvW +: RvW]);
+      if (dv_clear) rv_b = '0;
+      else if (pv_we && BWidth'(b_q) == BWidth'(b)) rv_b = rv_new;
+      else if (unit_done_i && rv_b != rv_high) rv_b = rv_b + rv_g;
+      rv_d[b*RvW +: RvW] = rv_b;
     end
   end
-  always_ff @(posedge clk_i) dv_q <= dv_d;
+  always_ff @(posedge clk_i) begin
+    dv_q <= dv_d;
+    rv_q <= rv_d;
+  end
 
   // Per slot: t + 1 == its length (the sequence's last FW / first BW step),
   // registered, with the compares for the next t computed beside the step.
@@ -386,7 +408,6 @@ module sequencer #(
   logic [1:0]  grid_move;                // 0 stay, 1 next chain, 2 next line, 3 next wave
   logic        grid_clear;               // back to the first wave (REDUCE, set-up)
   logic [RowLanes-1:0] grp_mask;
-  logic [17:0]   rows_done;              // rows of the previous step whose deltas exist (dv > 0)
   logic [31:0]   q_last;                 // chains the last wave reaches (S_DERIVE)
   logic [31:0]   pitch;                  // the command's grid pitch (S_DERIVE)
   logic [31:0]   span_full, span_last;   // a full and the last wave's token span (S_DERIVE)
@@ -432,7 +453,6 @@ module sequencer #(
     assign grp_mask[l] = (grp_k_q + 18'(l) < gh_q);
   end
   assign grp_klast = (grp_k_q + 18'(RowLanes - 1) < gh_q) ? grp_k_q + 18'(RowLanes - 1) : gh_q - 1'b1;
-  assign rows_done = is_gru ? (18'(dv_cur) << 1) + 18'(dv_cur) : 18'(dv_cur) << 2;
 
   logic fw_in_ok, fw_out_ok, fw_st_ok, fw_dep_ok, fw_spc_ok;
   // A step's Xp is first read after its last ELEM (by the activation unit),
@@ -444,7 +464,7 @@ module sequencer #(
   assign fw_out_ok = (j_q != 0) || ((hout_cr_q >= need) && (!fw_last_t || sout_cr_q >= need));
   assign fw_st_ok  = (j_q != 0) || (store_cr_q >= need);
   assign fw_dep_ok = (t_q == 0) || (dv_cur > $signed(DvW'(j_q)));
-  assign fw_spc_ok = !j_end || (since_q >= l_res_q);
+  assign fw_spc_ok = !j_end || spc_q;
 
   logic bw_in_ok, bw_out_ok, bw_st_ok, bw_dep_ok;
   assign bw_in_ok  = !in_red_q || bw_final || (dh_av_q >= need);
@@ -452,14 +472,30 @@ module sequencer #(
   assign bw_st_ok  = !in_red_q || bw_final || (rec_av_q >= need);
   // A group needs the units of its rows (none for an empty group).
   assign bw_dep_ok = in_red_q || (grp_k_q >= gh_q) ||
-                     ((dv_cur > 0) && (rows_done > grp_klast));
+                     ($signed(32'(rv_cur)) > $signed(32'(grp_klast)));
 
   // Framing of the buffered streams (their words are counted in xp/dh_left).
+  // A framing error is registered and ends the command in the next cycle;
+  // the stream closes at once (no word after the bad one is taken).
   logic xp_few, xp_many, dh_few, dh_many;
+  logic xp_bad_q, xp_many_q, dh_bad_q, dh_many_q;
   assign xp_few  = running && xp_word_i && xp_last_i && !xp_one_q;
   assign xp_many = running && xp_word_i && !xp_last_i && xp_one_q;
   assign dh_few  = running && dh_word_i && dh_last_i && !dh_one_q;
   assign dh_many = running && dh_word_i && !dh_last_i && dh_one_q;
+  always_ff @(posedge clk_i) begin
+    if (rst_i) begin
+      xp_bad_q  <= 1'b0;
+      xp_many_q <= 1'b0;
+      dh_bad_q  <= 1'b0;
+      dh_many_q <= 1'b0;
+    end else begin
+      xp_bad_q  <= xp_few || xp_many;
+      xp_many_q <= xp_many;
+      dh_bad_q  <= dh_few || dh_many;
+      dh_many_q <= dh_many;
+    end
+  end
   assign xp_init = is_fw ? xpw_q : '0;
   assign dh_init = is_bw ? tbh_q : '0;
   always_ff @(posedge clk_i) begin
@@ -550,6 +586,8 @@ module sequencer #(
     xpw_d      = xpw_q;
     rh_d       = rh_q;
     bytes_d    = bytes_q;
+    big_d      = big_q;
+    small_d    = small_q;
     s_fw_d     = s_fw_q;
     s_fwb_d    = s_fwb_q;
     l_res_d    = l_res_q;
@@ -590,6 +628,7 @@ module sequencer #(
     in_red_d   = in_red_q;
     wait_d     = (wait_q != 0) ? wait_q - 1 : 0;
     since_d    = (since_q != 32'hffff_ffff) ? since_q + 1 : since_q;
+    since_zero = 1'b0;
     left_d     = left_q;
     units_d    = units_q + CW'(unit_done_i);
     xp_av_d    = xp_av_q + CrW'(xp_unit_i);
@@ -710,6 +749,8 @@ module sequencer #(
         rows_d   = quo_q + 18'(rem_q != 0);
         rh_d     = (CW'(quo_q) + CW'(rem_q != 0)) * hid_cw;
         bh_d     = CW'(bat_q) * hid_cw;
+        tbh_d    = tb_q * hid_cw;
+        bytes_d  = (CW + 6)'(tb_q * hid_cw) << 5;
         // The spacing rules (engine_pkg, "The sequencer's spacing rules").
         s_fw_d   = 16'(engine_pkg::fw_elem_spacing(32'(quo_q) + 32'(rem_q != 0), 32'(hid_q), La));
         s_fwb_d  = 16'(engine_pkg::fw_step_spacing(32'(quo_q) + 32'(rem_q != 0), 32'(hid_q), La));
@@ -723,10 +764,10 @@ module sequencer #(
         state_d  = S_PRODUCT;
       end
 
-      // The products get a cycle of their own before they are compared.
+      // The products (S_DERIVE) are compared here; S_CHECK reads the results.
       S_PRODUCT: begin
-        tbh_d   = tb_q * hid_cw;
-        bytes_d = (CW + 6)'(tb_q * hid_cw) << 5;
+        big_d   = rh_q > CW'(WeightDepth);
+        small_d = bytes_q > (CW + 6)'(size_q);
         nlast_d = is_fw ? tb_q - 1'b1 : tb_q + CW'(bat_q) - 1'b1;
         state_d = S_CHECK;
       end
@@ -736,7 +777,7 @@ module sequencer #(
         uend_d     = is_bw ? tbh_q + bh_q : tbh_q;
         xpw_d      = is_gru ? (tbh_q << 1) + tbh_q : tbh_q << 2;
         state_d    = S_CFGWAIT;
-        if (rh_q > CW'(WeightDepth)) begin
+        if (big_q) begin
           status_d = engine_pkg::ERR_HIDDEN_TOO_LARGE;
           state_d  = S_DONE;
         end else if (bat_q == 0) begin
@@ -757,7 +798,7 @@ module sequencer #(
         end else if (wrap_q) begin
           status_d = engine_pkg::ERR_STORE_WRAP;
           state_d  = S_DONE;
-        end else if (bytes_q > (CW + 6)'(size_q)) begin
+        end else if (small_q) begin
           status_d = engine_pkg::ERR_STORE_TOO_SMALL;
           state_d  = S_DONE;
         end else if (after_load_q && load_busy_i) begin  // first come, first served
@@ -875,6 +916,7 @@ module sequencer #(
               if (j_end) begin
                 xp_av_d = xp_av_d - need;
                 since_d = '0;
+                since_zero = 1'b1;
                 j_d     = '0;
                 n_d     = n_q + 1;
                 nh_d    = nh_q + hid_cw;
@@ -1039,12 +1081,12 @@ module sequencer #(
         state_d  = S_ABORT;
       end else if (state_err) begin
         // a framing error on the state stream, set above
-      end else if (xp_few || xp_many || dh_few || dh_many) begin
-        status_d = (xp_many || dh_many) ? engine_pkg::ERR_TOO_MANY_WORDS
+      end else if (xp_bad_q || dh_bad_q) begin
+        status_d = (xp_many_q || dh_many_q) ? engine_pkg::ERR_TOO_MANY_WORDS
                                         : engine_pkg::ERR_TOO_FEW_WORDS;
-        unit_d   = (xp_few || xp_many) ? engine_pkg::UNIT_XP : engine_pkg::UNIT_DH;
-        skip_d   = xp_many ? engine_pkg::UNIT_XP
-                           : (dh_many ? engine_pkg::UNIT_DH : engine_pkg::UNIT_NONE);
+        unit_d   = xp_bad_q ? engine_pkg::UNIT_XP : engine_pkg::UNIT_DH;
+        skip_d   = xp_many_q ? engine_pkg::UNIT_XP
+                             : (dh_many_q ? engine_pkg::UNIT_DH : engine_pkg::UNIT_NONE);
         state_d  = S_ABORT;
       end else if (wd_lim_q != 0 && wd_q >= wd_lim_q) begin
         status_d = engine_pkg::ERR_TIMEOUT;
@@ -1052,7 +1094,7 @@ module sequencer #(
         skip_d   = engine_pkg::UNIT_NONE;
         state_d  = S_ABORT;
       end
-      if (state_q != S_SKIP && (abort_i || state_err || xp_few || xp_many || dh_few || dh_many ||
+      if (state_q != S_SKIP && (abort_i || state_err || xp_bad_q || dh_bad_q ||
                                 (wd_lim_q != 0 && wd_q >= wd_lim_q))) begin
         fl_d = 8'(FlushCycles - 1);  // the command ends now (S_ABORT next)
       end
@@ -1076,6 +1118,14 @@ module sequencer #(
       else fr_next_d = (fr_next_q == FRW'(FR - 1)) ? '0 : fr_next_q + 1'b1;
     end
 
+  end
+
+  // since_d >= l_res_q without waiting for since_d: set to 0 (a step's last
+  // ELEM), to the maximum (run start: then 1), or since_q + 1 (saturating).
+  always_comb begin
+    if (since_zero) spc_d = (l_res_q == 0);
+    else if (state_q == S_CFGWAIT && wait_cfg_q == 0) spc_d = 1'b1;
+    else spc_d = ({1'b0, since_q} + 33'd1 >= {1'b0, l_res_q});
   end
 
   // Backward record prefetch (owns the record FIFO's credits).
@@ -1126,8 +1176,8 @@ module sequencer #(
   // The delta buffer holds rows k in lane k mod 4 of word k / 4 (engine.sv).
   assign dbuf_raddr_o = {BWidth'(b_q), JWidth'(grp_k_q >> 2)};
 
-  assign xp_open_o = running && is_fw && !xp_z_q;
-  assign dh_open_o = running && is_bw && !dh_z_q;
+  assign xp_open_o = running && is_fw && !xp_z_q && !xp_bad_q;
+  assign dh_open_o = running && is_bw && !dh_z_q && !dh_bad_q;
 
   // ----------------------------------------------------------- forward records
   assign fr_key = {cell_q, hid_q, bat_q, stp_q, base_q, bank_q, len_q};
@@ -1200,6 +1250,8 @@ module sequencer #(
     xpw_q      <= xpw_d;
     rh_q       <= rh_d;
     bytes_q    <= bytes_d;
+    big_q      <= big_d;
+    small_q    <= small_d;
     s_fw_q     <= s_fw_d;
     s_fwb_q    <= s_fwb_d;
     l_res_q    <= l_res_d;
@@ -1240,6 +1292,7 @@ module sequencer #(
     line_k_q   <= line_k_d;
     wait_q     <= wait_d;
     since_q    <= since_d;
+    spc_q      <= spc_d;
     left_q     <= left_d;
     units_q    <= units_d;
     xp_av_q    <= xp_av_d;
@@ -1331,6 +1384,13 @@ module sequencer #(
       else $error("sequencer: registered stream-end flags differ from the word counts");
       assert (!(state_q == S_RUN && is_bw) || (grp_k_q == kw_q + grp_pe && lw_q == (w_q + 1 == rows_q)))
       else $error("sequencer: registered grid position differs from the wave counters");
+      // A command cannot complete in the cycle of a framing error (its words come first).
+      assert (!(state_d == S_DONE && (xp_few || xp_many || dh_few || dh_many)))
+      else $error("sequencer: a command completed in the cycle of a framing error");
+      assert (spc_q == (since_q >= l_res_q))
+      else $error("sequencer: the registered spacing flag differs from the counter");
+      assert (rv_cur == (is_gru ? 3 : 4) * dv_cur)
+      else $error("sequencer: the rows-done counter differs from the units-done counter");
       assert (!(pv_we && dv_diff[CW-1] && $signed(dv_diff) < $signed(CW'(DV_LOW))))
       else $error("sequencer: a step's units lag beyond the dependency counter's range");
     end
