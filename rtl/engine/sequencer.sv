@@ -342,7 +342,9 @@ module sequencer #(
   // never lags further (asserted below), so the compares stay narrow.
   localparam int unsigned DvW = $clog2(FifoDepth) + 4;
   localparam logic signed [DvW-1:0] DV_HIGH = DvW'(MaxHidden);
-  localparam logic signed [DvW-1:0] DV_LOW  = -DvW'(4 * FifoDepth);
+  // (The minus outside the parentheses: Yosys 0.23 drops a unary minus written
+  // directly before a size cast.)
+  localparam logic signed [DvW-1:0] DV_LOW  = -(DvW'(4 * FifoDepth));
   logic [MaxBatch*DvW-1:0] dv_q, dv_d;   // per slot, signed
   logic signed [DvW-1:0] dv_cur, dv_new, dv_b;
   // The same in delta rows (dv * G, G = 3 or 4), for the backward groups.
@@ -856,8 +858,8 @@ module sequencer #(
 
       // Initial state: FW (h, c) pairs (LSTM) or h (GRU); BW the carry.
       S_STATE: begin
-        state_ready_o = 1'b1;
-        if (state_valid_i) begin
+        state_ready_o = !(xp_bad_q || dh_bad_q);  // closed while a framing error ends the command
+        if (state_valid_i && state_ready_o) begin
           left_d = left_q - 1;
           if (is_fw && is_lstm) begin
             load_hbuf_we_o  = !g_q[0];
@@ -1038,6 +1040,12 @@ module sequencer #(
 
       // The datapath is held in reset; then drop a stream's surplus, or finish.
       S_ABORT: begin
+        // A surplus word on Xp/dh in the cycle another cause (not an abort)
+        // ended the command: its surplus is dropped too.
+        if ((xp_many_q || dh_many_q) && skip_q == engine_pkg::UNIT_NONE &&
+            status_q != engine_pkg::ERR_ABORTED) begin
+          skip_d = xp_many_q ? engine_pkg::UNIT_XP : engine_pkg::UNIT_DH;
+        end
         if (abort_i) skip_d = engine_pkg::UNIT_NONE;  // an abort also cancels the surplus drop
         if (fl_q == 0) state_d = (skip_q != engine_pkg::UNIT_NONE && !abort_i) ? S_SKIP : S_DONE;
       end
@@ -1064,8 +1072,9 @@ module sequencer #(
       default: state_d = S_IDLE;
     endcase
 
-    // Ending a command early: abort_i, a framing error on a buffered stream,
-    // or the watchdog. The first cause wins; a skip in progress just stops.
+    // Ending a command early: abort_i, a framing error, or the watchdog. The
+    // first cause wins (a registered framing error is a cycle old); a skip in
+    // progress just stops.
     if (can_end) begin
       if (state_q == S_SKIP) begin
         if (abort_i) begin
@@ -1074,6 +1083,16 @@ module sequencer #(
           status_d = engine_pkg::ERR_TIMEOUT;
           state_d  = S_DONE;
         end
+      end else if (xp_bad_q || dh_bad_q) begin
+        // A framing error of the previous cycle came first; an abort now
+        // cancels its surplus drop, as it does during the flush.
+        status_d = (xp_many_q || dh_many_q) ? engine_pkg::ERR_TOO_MANY_WORDS
+                                            : engine_pkg::ERR_TOO_FEW_WORDS;
+        unit_d   = xp_bad_q ? engine_pkg::UNIT_XP : engine_pkg::UNIT_DH;
+        skip_d   = abort_i   ? engine_pkg::UNIT_NONE :
+                   xp_many_q ? engine_pkg::UNIT_XP :
+                   dh_many_q ? engine_pkg::UNIT_DH : engine_pkg::UNIT_NONE;
+        state_d  = S_ABORT;
       end else if (abort_i) begin
         status_d = engine_pkg::ERR_ABORTED;
         unit_d   = engine_pkg::UNIT_NONE;
@@ -1081,13 +1100,6 @@ module sequencer #(
         state_d  = S_ABORT;
       end else if (state_err) begin
         // a framing error on the state stream, set above
-      end else if (xp_bad_q || dh_bad_q) begin
-        status_d = (xp_many_q || dh_many_q) ? engine_pkg::ERR_TOO_MANY_WORDS
-                                        : engine_pkg::ERR_TOO_FEW_WORDS;
-        unit_d   = xp_bad_q ? engine_pkg::UNIT_XP : engine_pkg::UNIT_DH;
-        skip_d   = xp_many_q ? engine_pkg::UNIT_XP
-                             : (dh_many_q ? engine_pkg::UNIT_DH : engine_pkg::UNIT_NONE);
-        state_d  = S_ABORT;
       end else if (wd_lim_q != 0 && wd_q >= wd_lim_q) begin
         status_d = engine_pkg::ERR_TIMEOUT;
         unit_d   = waiting_on;
@@ -1387,6 +1399,14 @@ module sequencer #(
       // A command cannot complete in the cycle of a framing error (its words come first).
       assert (!(state_d == S_DONE && (xp_few || xp_many || dh_few || dh_many)))
       else $error("sequencer: a command completed in the cycle of a framing error");
+      assert (state_q != S_RUN ||
+              (hm1_q == hid_q - 1'b1 && nlast_q == (is_fw ? tb_q - 1'b1 : tb_q + CW'(bat_q) - 1'b1) &&
+               uend_q == (is_bw ? tbh_q + bh_q : tbh_q)))
+      else $error("sequencer: a registered run constant differs from its expression");
+      for (int b = 0; b < MaxBatch; b++) begin
+        assert (state_q != S_RUN || tl_q[b] == (t_q + 1'b1 == len_q[b*16 +: 16]))
+        else $error("sequencer: the registered last-step flag of slot %0d differs", b);
+      end
       assert (spc_q == (since_q >= l_res_q))
       else $error("sequencer: the registered spacing flag differs from the counter");
       assert (rv_cur == (is_gru ? 3 : 4) * dv_cur)
