@@ -188,7 +188,9 @@ BLOCKS = {
 # LOAD -> FORWARD -> BACKWARD -> FORWARD -> BACKWARD with one legal
 # configuration (LSTM or GRU, H 1..8, B 1..MaxBatch, T 1..3), then picks a
 # new one; one plan in eight uses random (mostly illegal) values instead.
-# Streams are valid 85 % of the cycles with values in [-2, 2], outputs are
+# Streams are valid 85 % of the cycles with values in [-2, 2] and `last` on
+# the command's final word (misplaced 3 % of the time there, and 0.1 % of
+# the other words, so most commands run to the end), outputs are
 # ready 85 %, and a memory model answers every gate-store request (in order,
 # after a random delay; read data random). Resets are rare (every 9000
 # cycles) and restart the plan.
@@ -205,6 +207,8 @@ ENGINE_EQ = {
   logic [15:0] p_h = 1, p_b = 1, p_t = 1;
   int unsigned outstanding = 0, cmds_ok = 0, cmds_err = 0, waiting = 0;
   int unsigned w_cnt = 0, w_beats = 1;  // weight beats taken / in this LOAD's frame
+  int unsigned s_cnt = 0, x_cnt = 0, d_cnt = 0;  // state / Xp / dh words taken by this command
+  int unsigned n_state = 1, n_xp = 1, n_dh = 1;  // and in its frames
   longint unsigned macs = 0;
   bit rsp_hold = 0, act_now = 0;
   logic [255:0] rsp_data = '0;
@@ -238,6 +242,14 @@ ENGINE_EQ = {
       // sub-beats, `last` on the final beat (rarely misplaced).
       w_beats = (((4 * 32'(p_h) - (p_cell == 1 ? 32'(p_h) : 0) + 3) / 4) * 32'(p_h) + 32'(p_h) + 3) / 4;
       in_weight_last_i = (w_cnt + 1 == w_beats) ? !rnd_pct(3) : rnd_pct(1);
+      // The command's input frames (all lengths T): state B*H words (FORWARD
+      // LSTM: (h, c) pairs), Xp T*B*H*G, dh T*B*H.
+      n_state = 32'(p_b) * 32'(p_h) * ((p_op == 1 && p_cell == 0) ? 2 : 1);
+      n_xp = 32'(p_t) * 32'(p_b) * 32'(p_h) * (p_cell == 1 ? 3 : 4);
+      n_dh = 32'(p_t) * 32'(p_b) * 32'(p_h);
+      in_state_in_last_i = (s_cnt + 1 == n_state) ? !rnd_pct(3) : ($urandom_range(999) == 0);
+      in_xp_last_i = (x_cnt + 1 == n_xp) ? !rnd_pct(3) : ($urandom_range(999) == 0);
+      in_dh_last_i = (d_cnt + 1 == n_dh) ? !rnd_pct(3) : ($urandom_range(999) == 0);
       in_cfg_lengths_i = plan_bad && rnd_pct(30) ? 64'($urandom()) : {4{p_t}};
       in_cfg_bank_i = 8'(plan_bad ? $urandom_range(2) : 0);
       in_cmd_op_i = p_op;
@@ -277,6 +289,12 @@ ENGINE_EQ = {
       if (!in_rst_i) begin
         if (in_load_valid_i && rtl_load_ready_o) w_cnt = 0;
         if (in_weight_valid_i && rtl_weight_ready_o) w_cnt++;
+        if (in_cmd_valid_i && rtl_cmd_ready_o) begin
+          s_cnt = 0; x_cnt = 0; d_cnt = 0;
+        end
+        if (in_state_in_valid_i && rtl_state_in_ready_o) s_cnt++;
+        if (in_xp_valid_i && rtl_xp_ready_o) x_cnt++;
+        if (in_dh_valid_i && rtl_dh_ready_o) d_cnt++;
         if ((in_cmd_valid_i && rtl_cmd_ready_o) || (in_load_valid_i && rtl_load_ready_o)) begin
           cmd_pending = 0;
           waiting = 1;
