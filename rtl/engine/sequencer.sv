@@ -262,6 +262,9 @@ module sequencer #(
   assign is_bw   = (op_q == engine_pkg::CMD_BACKWARD);
   // Past validation and set-up: streams may flow, records may be prefetched.
   assign running = (state_q == S_STATE) || (state_q == S_RUN) || (state_q == S_DRAIN);
+  // The last set-up cycle: counters, flags and the prefetch start for the run.
+  logic run_start;
+  assign run_start = (state_q == S_CFGWAIT) && (wait_cfg_q == 0);
 
   logic [CW-1:0] hid_cw;
   assign hid_cw = CW'(hid_q);
@@ -506,7 +509,7 @@ module sequencer #(
       xp_one_q <= 1'b0;
       dh_z_q   <= 1'b1;
       dh_one_q <= 1'b0;
-    end else if (state_q == S_CFGWAIT && wait_cfg_q == 0) begin
+    end else if (run_start) begin
       xp_z_q   <= (xp_init == 0);
       xp_one_q <= (xp_init == 1);
       dh_z_q   <= (dh_init == 0);
@@ -1136,7 +1139,7 @@ module sequencer #(
   // ELEM), to the maximum (run start: then 1), or since_q + 1 (saturating).
   always_comb begin
     if (since_zero) spc_d = (l_res_q == 0);
-    else if (state_q == S_CFGWAIT && wait_cfg_q == 0) spc_d = 1'b1;
+    else if (run_start) spc_d = 1'b1;
     else spc_d = ({1'b0, since_q} + 33'd1 >= {1'b0, l_res_q});
   end
 
@@ -1148,7 +1151,7 @@ module sequencer #(
   ) u_prefetch (
     .clk_i,
     .rst_i,
-    .start_i    (state_q == S_CFGWAIT && wait_cfg_q == 0),
+    .start_i    (run_start),
     .enable_i   (running && is_bw),
     .base_i     (base_q),
     .records_i  (is_bw ? tbh_q : '0),
