@@ -185,13 +185,26 @@ module core_dispatch #(
   assign d_gate_addr   = desc_q[core_regs_pkg::DESC_GATE_ADDR_WORD*32 +: 64];
   assign d_prog_addr   = desc_q[core_regs_pkg::DESC_PROGRESS_ADDR_WORD*32 +: 64];
 
-  logic is_load, is_fw, is_bw, is_run, is_wait, is_signal;
-  assign is_load   = (d_op == core_regs_pkg::OP_LOAD);
-  assign is_fw     = (d_op == core_regs_pkg::OP_FORWARD);
-  assign is_bw     = (d_op == core_regs_pkg::OP_BACKWARD);
-  assign is_wait   = (d_op == core_regs_pkg::OP_WAIT);
-  assign is_signal = (d_op == core_regs_pkg::OP_SIGNAL);
-  assign is_run    = is_fw || is_bw;
+  // The op, decoded from desc_q for the descriptor checks (S_DECODE), and
+  // registered from it for every later state: desc_q holds still from
+  // S_DECODE until the next fetch, so the registered flags are valid from
+  // the cycle after S_DECODE on, and the window checks, issue and WAIT
+  // decide from registers.
+  logic op_load, op_bw, op_run, op_wait, op_signal;
+  logic is_load, is_bw, is_run, is_wait, is_signal, addr0_zero;
+  assign op_load   = (d_op == core_regs_pkg::OP_LOAD);
+  assign op_bw     = (d_op == core_regs_pkg::OP_BACKWARD);
+  assign op_run    = (d_op == core_regs_pkg::OP_FORWARD) || op_bw;
+  assign op_wait   = (d_op == core_regs_pkg::OP_WAIT);
+  assign op_signal = (d_op == core_regs_pkg::OP_SIGNAL);
+  always_ff @(posedge clk_i) begin
+    is_load    <= op_load;
+    is_bw      <= op_bw;
+    is_run     <= op_run;
+    is_wait    <= op_wait;
+    is_signal  <= op_signal;
+    addr0_zero <= (d_addr0 == 0);
+  end
 
   // Bits the op does not use.
   logic [DW*32-1:0] used;
@@ -242,6 +255,7 @@ module core_dispatch #(
     S_FETCH,
     S_FETCH_DATA,
     S_DECODE,
+    S_CHECK,
     S_PRE_WIN,
     S_LENGTHS,
     S_LENGTHS_DATA,
@@ -262,7 +276,9 @@ module core_dispatch #(
   logic [5:0]  word_q, word_d;        // descriptor / lengths word counter
   logic [2:0]  chk_q, chk_d;          // window-check index within a phase
   logic        chk_started_q, chk_started_d;
-  logic [31:0] wait_cycles_q, wait_cycles_d;
+  logic [31:0] wait_left_q, wait_left_d;  // WAIT: cycles left before it times out
+  logic        wait_wd_q, wait_wd_d;      // WAIT: it runs under a watchdog
+  logic        db_met_q;                  // the doorbell has reached the WAIT's value (a cycle ago)
   logic        sig_cmd_q, sig_cmd_d, sig_data_q, sig_data_d;
   logic [7:0]  rst_cnt_q, rst_cnt_d;
   logic        len_bad_q, len_bad_d;
@@ -289,7 +305,7 @@ module core_dispatch #(
   logic [7:0]  run_bank_q, run_bank_d, ld_bank_q, ld_bank_d;
   logic [3:0]  run_op_q, run_op_d;
   logic        ld_pend_q, ld_pend_d, wgt_pend_q, wgt_pend_d;
-  logic        fence;
+  logic        fence, rt_fault, ld_issue, run_issue;
 
   // Retirement.
   typedef enum logic [1:0] {
@@ -364,7 +380,7 @@ module core_dispatch #(
         chk_bytes  = 64'(d_batch) * 64'd4;
         chk_stream = core_regs_pkg::STREAM_LENGTHS;
       end else if (is_wait) begin
-        chk_valid  = (d_addr0 != 0);
+        chk_valid  = !addr0_zero;
         chk_addr   = d_addr0;
         chk_bytes  = 64'd4;
         chk_stream = core_regs_pkg::STREAM_WAIT_POLL;
@@ -421,10 +437,16 @@ module core_dispatch #(
                      (chk_q < chk_count) && chk_valid && !chk_started_q && !win_busy;
 
   // ------------------------------------------------ descriptor checks
-  // First failing field check of a decoded descriptor (code, kind).
-  logic [4:0] dec_err;
-  logic [7:0] dec_kind;
-  logic [63:0] dec_addr;
+  // First failing field check of a decoded descriptor (code, kind), and its
+  // registered copy that S_CHECK acts on.
+  logic [4:0]  dec_err, dec_err_q;
+  logic [7:0]  dec_kind, dec_kind_q;
+  logic [63:0] dec_addr, dec_addr_q;
+  always_ff @(posedge clk_i) begin
+    dec_err_q  <= dec_err;
+    dec_kind_q <= dec_kind;
+    dec_addr_q <= dec_addr;
+  end
   always_comb begin
     dec_err  = core_regs_pkg::ERR_NONE;
     dec_kind = core_regs_pkg::FAULT_KIND_NONE;
@@ -435,13 +457,13 @@ module core_dispatch #(
     end else if ((desc_q & ~used) != '0) begin
       dec_err  = core_regs_pkg::ERR_DESC_FIELD;
       dec_kind = core_regs_pkg::FAULT_KIND_DESC_FIELD;
-    end else if (is_load) begin
+    end else if (op_load) begin
       if (d_len0 == 0 || (d_len0 % (WeightLanes * 4)) != 0 || (d_addr0 % (WeightLanes * 4)) != 0) begin
         dec_err  = core_regs_pkg::ERR_ALIGN;
         dec_kind = core_regs_pkg::FAULT_KIND_ALIGN;
         dec_addr = d_addr0;
       end
-    end else if (is_run) begin
+    end else if (op_run) begin
       // The engine checks H, B and T too, but only once the command runs: the
       // lengths read (B words into MaxBatch slots) and the extents of the
       // window checks need them bounded before anything moves.
@@ -469,13 +491,13 @@ module core_dispatch #(
                     ((d_every != 0) ? d_prog_addr[1:0] : 2'd0)) != 2'd0) begin
         dec_err  = core_regs_pkg::ERR_ALIGN;
         dec_kind = core_regs_pkg::FAULT_KIND_ALIGN;
-      end else if (is_bw && (d_out_addr[3:0] | d_out_stride[3:0]) != 4'd0) begin
+      end else if (op_bw && (d_out_addr[3:0] | d_out_stride[3:0]) != 4'd0) begin
         // BACKWARD writes delta a unit (4 words, 16 bytes) an item.
         dec_err  = core_regs_pkg::ERR_ALIGN;
         dec_kind = core_regs_pkg::FAULT_KIND_ALIGN;
         dec_addr = d_out_addr;
       end
-    end else if (is_wait || is_signal) begin
+    end else if (op_wait || op_signal) begin
       if (d_addr0[1:0] != 2'd0) begin
         dec_err  = core_regs_pkg::ERR_ALIGN;
         dec_kind = core_regs_pkg::FAULT_KIND_ALIGN;
@@ -511,13 +533,15 @@ module core_dispatch #(
     older = $signed(a - b) < 0;
   endfunction
 
-  // A WAIT on a doorbell compares with the register (modulo 2^32).
+  // A WAIT on a doorbell compares with the register (modulo 2^32); the
+  // comparison is registered (db_met_q), so a WAIT sees a doorbell write a
+  // cycle after the register does.
   logic [31:0] wait_value;
   assign wait_value = doorbells_i[d_gate_select*32 +: 32];
 
   // ------------------------------------------------------------ outputs
   assign ctl_cmd_valid_o = (state_q == S_FETCH) || (state_q == S_LENGTHS) ||
-                           (state_q == S_WAIT_RUN && d_addr0 != 0 && word_q == 6'd0);
+                           (state_q == S_WAIT_RUN && !addr0_zero && word_q == 6'd0);
   assign ctl_cmd_addr_o  = (state_q == S_FETCH) ? desc_addr : d_addr0;
   assign ctl_cmd_bytes_o = (state_q == S_FETCH) ? 32'd128 :
                            (state_q == S_LENGTHS) ? 32'(d_batch) * 32'd4 : 32'd4;
@@ -533,7 +557,8 @@ module core_dispatch #(
     word_d        = word_q;
     chk_d         = chk_q;
     chk_started_d = chk_started_q;
-    wait_cycles_d = wait_cycles_q;
+    wait_left_d   = wait_left_q;
+    wait_wd_d     = wait_wd_q;
     sig_cmd_d     = sig_cmd_q;
     sig_data_d    = sig_data_q;
     rst_cnt_d     = rst_cnt_q;
@@ -633,12 +658,15 @@ module core_dispatch #(
         end
       end
 
-      S_DECODE: begin
-        if (dec_err != core_regs_pkg::ERR_NONE) begin
-          pf_err_d    = dec_err;
-          pf_kind_d   = dec_kind;
+      // The checks' verdict is registered (dec_*_q) the cycle after S_DECODE.
+      S_DECODE: state_d = S_CHECK;
+
+      S_CHECK: begin
+        if (dec_err_q != core_regs_pkg::ERR_NONE) begin
+          pf_err_d    = dec_err_q;
+          pf_kind_d   = dec_kind_q;
           pf_stream_d = core_regs_pkg::STREAM_DESC;
-          pf_addr_d   = dec_addr;
+          pf_addr_d   = dec_addr_q;
           state_d     = S_FENCE_FAULT;
         end else begin
           chk_d   = '0;
@@ -680,7 +708,7 @@ module core_dispatch #(
 
       S_ISSUE: begin
         if (is_load) begin
-          if (!ld_busy_q && !(run_busy_q && run_bank_q == d_bank)) begin
+          if (ld_issue) begin
             ld_busy_d  = 1'b1;
             ld_fin_d   = 1'b0;
             ld_irq_d   = d_irq;
@@ -692,7 +720,7 @@ module core_dispatch #(
             state_d    = S_IDLE;
           end
         end else if (is_run) begin
-          if (!run_busy_q && !(ld_busy_q && ld_bank_q == d_bank)) begin
+          if (run_issue) begin
             run_busy_d  = 1'b1;
             run_fin_d   = 1'b0;
             run_irq_d   = d_irq;
@@ -707,7 +735,8 @@ module core_dispatch #(
           ct_busy_d     = 1'b1;
           ct_irq_d      = d_irq;
           ct_idx_d      = head_q;
-          wait_cycles_d = '0;
+          wait_left_d   = eff_watchdog;
+          wait_wd_d     = (eff_watchdog != 0);
           word_d        = '0;
           sig_cmd_d     = 1'b0;
           sig_data_d    = 1'b0;
@@ -721,10 +750,11 @@ module core_dispatch #(
       end
 
       // WAIT on a doorbell (addr0 = 0) or a polled word; word_q says a poll
-      // is in flight; wait_cycles_q counts cycles for the watchdog.
+      // is in flight; wait_left_q counts down to the watchdog (a WAIT under
+      // watchdog W times out in its cycle W, counted from 0).
       S_WAIT_RUN: begin
-        if (d_addr0 == 0) begin
-          if ($signed(wait_value - d_value) >= 0) begin
+        if (addr0_zero) begin
+          if (db_met_q) begin
             head_d  = head_q + 32'd1;
             state_d = S_IDLE;
           end
@@ -738,8 +768,9 @@ module core_dispatch #(
             end
           end
         end
-        wait_cycles_d = wait_cycles_q + 32'd1;
-        if (eff_watchdog != 0 && wait_cycles_q >= eff_watchdog && state_d == S_WAIT_RUN && word_q == 6'd0) begin
+        if (wait_left_q != 0) wait_left_d = wait_left_q - 32'd1;
+        if (wait_wd_q && wait_left_q == 0 && state_d == S_WAIT_RUN && word_q == 6'd0) begin
+          ct_busy_d   = 1'b0;  // the WAIT is the descriptor at fault: it never retires
           pf_err_d    = core_regs_pkg::ERR_TIMEOUT;
           pf_kind_d   = core_regs_pkg::FAULT_KIND_TIMEOUT;
           pf_stream_d = core_regs_pkg::STREAM_WAIT_POLL;
@@ -852,54 +883,52 @@ module core_dispatch #(
     endcase
 
     // ---- runtime faults: abort everything now (first fault logged)
-    if (!faulted_q && state_q != S_SRESET && state_q != S_SRESET_RST) begin
-      if (abort_i || run_fail_i || (ld_busy_q && load_done_i && load_status_i != core_regs_pkg::ERR_NONE) ||
-          dma_err_i) begin
-        faulted_d = 1'b1;
-        state_d   = S_FAULT;
-        f_addr_d  = '0;
-        if (dma_err_i) begin
-          err_d      = core_regs_pkg::ERR_BUS;
-          unit_d     = dma_err_stream_i;
-          f_stream_d = dma_err_stream_i;
-          f_addr_d   = dma_err_addr_i;
-          f_kind_d   = dma_err_write_i ?
-                       ((dma_err_resp_i == 2'b11) ? core_regs_pkg::FAULT_KIND_BUS_WRITE_DECERR
-                                                  : core_regs_pkg::FAULT_KIND_BUS_WRITE_SLVERR) :
-                       ((dma_err_resp_i == 2'b11) ? core_regs_pkg::FAULT_KIND_BUS_READ_DECERR
-                                                  : core_regs_pkg::FAULT_KIND_BUS_READ_SLVERR);
-          f_desc_d   = (dma_err_stream_i == core_regs_pkg::STREAM_WEIGHTS) ? ld_idx_q :
-                       run_busy_q ? run_idx_q : head_q;
-          opq_d      = (dma_err_stream_i == core_regs_pkg::STREAM_WEIGHTS) ? core_regs_pkg::OP_LOAD[3:0] :
-                       run_busy_q ? run_op_q : d_op[3:0];
-        end else if (run_fail_i) begin
-          err_d      = run_fail_code_i;
-          unit_d     = unit_stream(run_fail_unit_i);
-          f_stream_d = unit_stream(run_fail_unit_i);
-          f_kind_d   = (run_fail_code_i == core_regs_pkg::ERR_TIMEOUT) ? core_regs_pkg::FAULT_KIND_TIMEOUT
-                                                                       : core_regs_pkg::FAULT_KIND_ENGINE;
-          f_desc_d   = run_idx_q;
-          opq_d      = run_op_q;
-        end else if (ld_busy_q && load_done_i && load_status_i != core_regs_pkg::ERR_NONE) begin
-          err_d      = load_status_i;
-          unit_d     = unit_stream(load_status_unit_i);
-          f_stream_d = unit_stream(load_status_unit_i);
-          f_kind_d   = (load_status_i == core_regs_pkg::ERR_TIMEOUT) ? core_regs_pkg::FAULT_KIND_TIMEOUT
-                                                                    : core_regs_pkg::FAULT_KIND_ENGINE;
-          f_desc_d   = ld_idx_q;
-          opq_d      = core_regs_pkg::OP_LOAD[3:0];
-        end else begin
-          err_d      = core_regs_pkg::ERR_ABORTED;
-          unit_d     = '0;
-          f_stream_d = '0;
-          f_kind_d   = core_regs_pkg::FAULT_KIND_ABORT;
-          f_desc_d   = run_busy_q ? run_idx_q : (ld_busy_q ? ld_idx_q : head_q);
-          opq_d      = run_busy_q ? run_op_q : (ld_busy_q ? core_regs_pkg::OP_LOAD[3:0] : d_op[3:0]);
-        end
+    if (rt_fault) begin
+      faulted_d = 1'b1;
+      state_d   = S_FAULT;
+      f_addr_d  = '0;
+      if (dma_err_i) begin
+        err_d      = core_regs_pkg::ERR_BUS;
+        unit_d     = dma_err_stream_i;
+        f_stream_d = dma_err_stream_i;
+        f_addr_d   = dma_err_addr_i;
+        f_kind_d   = dma_err_write_i ?
+                     ((dma_err_resp_i == 2'b11) ? core_regs_pkg::FAULT_KIND_BUS_WRITE_DECERR
+                                                : core_regs_pkg::FAULT_KIND_BUS_WRITE_SLVERR) :
+                     ((dma_err_resp_i == 2'b11) ? core_regs_pkg::FAULT_KIND_BUS_READ_DECERR
+                                                : core_regs_pkg::FAULT_KIND_BUS_READ_SLVERR);
+        f_desc_d   = (dma_err_stream_i == core_regs_pkg::STREAM_WEIGHTS) ? ld_idx_q :
+                     run_busy_q ? run_idx_q : head_q;
+        opq_d      = (dma_err_stream_i == core_regs_pkg::STREAM_WEIGHTS) ? core_regs_pkg::OP_LOAD[3:0] :
+                     run_busy_q ? run_op_q : d_op[3:0];
+      end else if (run_fail_i) begin
+        err_d      = run_fail_code_i;
+        unit_d     = unit_stream(run_fail_unit_i);
+        f_stream_d = unit_stream(run_fail_unit_i);
+        f_kind_d   = (run_fail_code_i == core_regs_pkg::ERR_TIMEOUT) ? core_regs_pkg::FAULT_KIND_TIMEOUT
+                                                                     : core_regs_pkg::FAULT_KIND_ENGINE;
+        f_desc_d   = run_idx_q;
+        opq_d      = run_op_q;
+      end else if (ld_busy_q && load_done_i && load_status_i != core_regs_pkg::ERR_NONE) begin
+        err_d      = load_status_i;
+        unit_d     = unit_stream(load_status_unit_i);
+        f_stream_d = unit_stream(load_status_unit_i);
+        f_kind_d   = (load_status_i == core_regs_pkg::ERR_TIMEOUT) ? core_regs_pkg::FAULT_KIND_TIMEOUT
+                                                                  : core_regs_pkg::FAULT_KIND_ENGINE;
+        f_desc_d   = ld_idx_q;
+        opq_d      = core_regs_pkg::OP_LOAD[3:0];
+      end else begin
+        err_d      = core_regs_pkg::ERR_ABORTED;
+        unit_d     = '0;
+        f_stream_d = '0;
+        f_kind_d   = core_regs_pkg::FAULT_KIND_ABORT;
+        f_desc_d   = run_busy_q ? run_idx_q : (ld_busy_q ? ld_idx_q : head_q);
+        opq_d      = run_busy_q ? run_op_q : (ld_busy_q ? core_regs_pkg::OP_LOAD[3:0] : d_op[3:0]);
       end
     end
     // A fault (or soft reset) frees the slots: their descriptors never retire.
-    if (state_d == S_FAULT && state_q != S_FAULT) begin
+    // (A fenced fault finds them free already.)
+    if (rt_fault) begin
       run_busy_d = 1'b0;
       ld_busy_d  = 1'b0;
       ct_busy_d  = 1'b0;
@@ -920,7 +949,18 @@ module core_dispatch #(
     end
   end
 
+  // LOAD beside a run on another bank, a run beside a LOAD of another bank.
+  assign ld_issue  = state_q == S_ISSUE && is_load && !ld_busy_q && !(run_busy_q && run_bank_q == d_bank);
+  assign run_issue = state_q == S_ISSUE && is_run && !run_busy_q && !(ld_busy_q && ld_bank_q == d_bank);
+
   assign fence = !run_busy_q && !ld_busy_q && !ct_busy_q && (rst_q == R_IDLE);
+
+  // A runtime fault this cycle (the first one is logged; a soft reset's own
+  // abort is not one). Named, not read back from state_d: the slots' flags
+  // would otherwise wait on the whole next-state logic.
+  assign rt_fault = !faulted_q && state_q != S_SRESET && state_q != S_SRESET_RST &&
+                    (abort_i || run_fail_i || dma_err_i ||
+                     (ld_busy_q && load_done_i && load_status_i != core_regs_pkg::ERR_NONE));
 
   // Notify writer: the retirement write-back, else SIGNAL.
   logic ntf_wb;
@@ -1039,7 +1079,9 @@ module core_dispatch #(
     desc_q        <= desc_d;
     word_q        <= word_d;
     chk_q         <= chk_d;
-    wait_cycles_q <= wait_cycles_d;
+    wait_left_q   <= wait_left_d;
+    wait_wd_q     <= wait_wd_d;
+    db_met_q      <= ($signed(wait_value - d_value) >= 0);
     sig_cmd_q     <= sig_cmd_d;
     sig_data_q    <= sig_data_d;
     rst_cnt_q     <= rst_cnt_d;
@@ -1063,7 +1105,7 @@ module core_dispatch #(
     ret_irq_q     <= ret_irq_d;
     wb_cmd_q      <= wb_cmd_d;
     wb_data_q     <= wb_data_d;
-    if (state_q == S_ISSUE && is_load && ld_busy_d && !ld_busy_q) begin
+    if (ld_issue) begin
       ld_cell_q   <= d_cell;
       ld_hidden_q <= d_hidden;
       ld_wd_q     <= eff_watchdog;

@@ -9,9 +9,10 @@
 //                    write / straddle refusals, SLVERR/DECERR on host reads
 //                    (descriptor, xp, weights) and writes (h, write-back) and
 //                    on the card (gate-store write and read), misaligned
-//                    address, bad length, watchdog, BACKWARD without its
-//                    FORWARD, CTRL.abort, bad ring size; each with the error
-//                    interrupt;
+//                    address, bad length, watchdog, a WAIT's own watchdog
+//                    (doorbell and polled word: not sooner than its limit),
+//                    BACKWARD without its FORWARD, CTRL.abort, bad ring
+//                    size; each with the error interrupt;
 //   --suite signal   WAIT on a doorbell written late, WAIT on a polled word,
 //                    SIGNAL, FORWARD gated per step on a doorbell written late
 //                    and at random by a simulated GPU, progress words, the
@@ -118,6 +119,9 @@ struct FaultCase {
   // the fault address expected (or ~0 when any).
   std::function<uint64_t(CoreHarness&, HostLayer&)> arm;
   int stream = -1;  // the stream the fault log must name (-1: not checked)
+  // A watchdog's limit: the ring must halt no sooner than this many cycles
+  // after the doorbell and not much later (0: not checked).
+  uint64_t watchdog = 0;
 };
 
 void expect_fault(CoreHarness& hx, const FaultCase& fc, uint64_t addr, const std::string& ctx) {
@@ -139,6 +143,8 @@ void expect_fault(CoreHarness& hx, const FaultCase& fc, uint64_t addr, const std
   hx.wr(cr::kRegIrqStatus, 2);
   std::cout << ctx << ": " << f.describe() << std::endl;
 }
+
+constexpr uint32_t kWaitWatchdog = 3000;  // cycles
 
 void suite_faults(CoreHarness& hx, int rounds) {
   hx.setup_ring(cr::kCtrlIrqErrorEnMask);
@@ -296,6 +302,33 @@ void suite_faults(CoreHarness& hx, int rounds) {
          return ~0ull;
        },
        static_cast<int>(cr::Stream::kXp)},
+      // A WAIT under its own watchdog: on a doorbell that stays below its
+      // value, and on a polled word that does.
+      {"WAIT watchdog (doorbell)", cr::Error::kTimeout, cr::FaultKind::kTimeout,
+       [](CoreHarness& h, HostLayer&) {
+         h.wr(cr::kRegStepDoorbell(2), 6);
+         cr::Descriptor w;
+         w.op = cr::Op::kWait;
+         w.gate_select = 2;
+         w.value = 7;
+         w.watchdog = kWaitWatchdog;
+         h.push(w);
+         return 0ull;
+       },
+       static_cast<int>(cr::Stream::kWaitPoll), kWaitWatchdog},
+      {"WAIT watchdog (polled word)", cr::Error::kTimeout, cr::FaultKind::kTimeout,
+       [](CoreHarness& h, HostLayer&) {
+         const uint64_t word = h.alloc(4);
+         h.host().write_words(word, {0});
+         cr::Descriptor w;
+         w.op = cr::Op::kWait;
+         w.addr0 = word;
+         w.value = 1;
+         w.watchdog = kWaitWatchdog;
+         h.push(w);
+         return word;
+       },
+       static_cast<int>(cr::Stream::kWaitPoll), kWaitWatchdog},
       {"BACKWARD without its FORWARD", cr::Error::kNoForward, cr::FaultKind::kEngine,
        [](CoreHarness& h, HostLayer& l) {
          h.push(load_desc(l));
@@ -310,8 +343,15 @@ void suite_faults(CoreHarness& hx, int rounds) {
       const std::string ctx = "faults round " + std::to_string(r) + ": " + fc.name;
       HostLayer l = layer(hx);
       const uint64_t addr = fc.arm(hx, l);
+      const uint64_t start = hx.tb().cycle();
       hx.ring_doorbell();
       expect_fault(hx, fc, addr, ctx);
+      const uint64_t took = hx.tb().cycle() - start;
+      // The ring is fetched over the host link first (and halts are polled):
+      // a few thousand cycles beyond the watchdog at most.
+      if (fc.watchdog != 0 && (took < fc.watchdog || took > fc.watchdog + 4000))
+        hx.tb().fail(ctx + ": halted " + std::to_string(took) + " cycles after the doorbell under a watchdog of " +
+                     std::to_string(fc.watchdog));
       hx.host().clear_errors();
       hx.card().clear_errors();
       hx.soft_reset();
