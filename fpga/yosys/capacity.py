@@ -11,8 +11,9 @@ computes
   - the per-PE weight RAM the remaining BRAM36 / URAM allow (uniform over
     the chain) and the largest LSTM (G = 4) and GRU (G = 3) hidden size H
     whose U stays on chip: ceil(G*H/P) * H <= words per PE;
-  - peak FP32 throughput, 2 flops per MAC per PE per cycle, at 300 MHz and
-    at the clock the measured logic depth suggests.
+  - peak FP32 throughput, 2 flops per MAC per PE per cycle, at the clock
+    the measured logic depth suggests (the worst path of the engine, the PE
+    chain and the shell's parts: they share one clock).
 It writes docs/capacity.md, with its inputs embedded, so that
 `capacity.py --check docs/capacity.md` can tell whether the document is what
 the tool produces from those inputs (a CTest test runs that check).
@@ -24,6 +25,8 @@ import json
 import math
 import os
 import sys
+
+import blocks
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 DEFAULT_OUT = os.path.join(ROOT, "docs", "capacity.md")
@@ -80,7 +83,6 @@ ACC_LUTRAM_WORDS = 64    # accumulator RAM kept in LUT-RAM up to this depth
 NS_PER_LEVEL = 0.5       # LUT + local route, UltraScale+ -2/-3
 NS_FIXED = 1.0           # clock-to-out + setup + skew/jitter
 FMAX_CAP = 600.0         # MHz: block RAM / DSP Fmax region without output registers
-CLOCKS = (300.0,)
 
 
 def words_needed(g, h, p):
@@ -161,7 +163,6 @@ def model(inputs):
                 "usable": u, "limits": {k: int(v) for k, v in lim.items()}, "pes": p, "binds": bind,
                 "b18_per_pe": b18_pe, "uram_per_pe": uram_pe,
                 "h_lstm": fit(4, p, b18_pe, uram_pe), "h_gru": fit(3, p, b18_pe, uram_pe),
-                "gflops": {"%d" % c: round(2 * p * c / 1000.0, 1) for c in CLOCKS},
                 "gflops_est": round(2 * p * f_est / 1000.0, 1),
             })
     return rows, f_est
@@ -224,17 +225,17 @@ def render(inputs):
     L.append("logic allows, but 4K words each) plus the block RAM shared out.")
     L.append("")
     L.append("| target | config | PEs | binds | RAM per PE | max H LSTM | max H GRU | "
-             "peak GFLOP/s @300 MHz | @%.0f MHz |" % f_est)
-    L.append("|---|---|---:|---|---|---:|---:|---:|---:|")
+             "peak GFLOP/s @%.0f MHz |" % f_est)
+    L.append("|---|---|---:|---|---|---:|---:|---:|")
     for r in rows:
         ram = []
         if r["uram_per_pe"]:
             ram.append("%d URAM" % r["uram_per_pe"])
         if r["b18_per_pe"]:
             ram.append("%d RAMB18" % r["b18_per_pe"])
-        L.append("| %s | %s | %d | %s | %s | %d | %d | %.1f | %.1f |" %
+        L.append("| %s | %s | %d | %s | %s | %d | %d | %.1f |" %
                  (r["device"], r["config"], r["pes"], r["binds"], " + ".join(ram) or "-",
-                  r["h_lstm"], r["h_gru"], r["gflops"]["300"], r["gflops_est"]))
+                  r["h_lstm"], r["h_gru"], r["gflops_est"]))
     L.append("")
     L.append("User resources (LUT / FF / DSP48E2 / BRAM36 / URAM) and the PE limit each")
     L.append("resource sets (LUT / FF / DSP / RAM blocks) after the utilization ceilings and")
@@ -278,12 +279,16 @@ def inputs_from_report(report):
     fx = s["engine_fixed"]
     fixed = {"LUT": math.ceil(fx["LUT"]), "FF": math.ceil(fx["FF"]), "DSP": math.ceil(fx["DSP48E2"]),
              "BRAM36": math.ceil(fx["RAMB36"]), "URAM": math.ceil(fx["URAM"])}
-    levels, lsrc = 0, ""
-    for name in ("engine", "pe_chain"):
+    # The engine and the shell share one clock: its estimate is the worst
+    # path over the engine, the PE chain and every shell part synthesized.
+    levels, lsrc, seen = 0, "", []
+    for name in ("engine", "pe_chain") + tuple(blocks.SHELL_PARTS) + ("farnn_core",):
         if name in by and by[name].get("depth", {}).get("reg_to_reg"):
+            seen.append(name)
             lv = by[name]["depth"]["reg_to_reg"]["lut_levels"]
             if lv > levels:
-                levels, lsrc = lv, "%s, Yosys netlist" % name
+                levels, lsrc = lv, name
+    lsrc = "%s, Yosys netlist; worst of %s" % (lsrc, ", ".join(seen))
     return {"per_pe": pe, "per_pe_source": src, "fixed": fixed,
             "fixed_source": "engine P4 minus its PE chain", "levels": levels,
             "levels_source": lsrc}
