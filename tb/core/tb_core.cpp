@@ -146,6 +146,18 @@ void expect_fault(CoreHarness& hx, const FaultCase& fc, uint64_t addr, const std
 
 constexpr uint32_t kWaitWatchdog = 3000;  // cycles
 
+// A WAIT until a doorbell (addr0 = 0, gate_select) or a polled word (addr0)
+// reaches value, under a watchdog (0: the WATCHDOG register's).
+cr::Descriptor wait_desc(uint64_t addr0, unsigned gate_select, uint32_t value, uint32_t watchdog = 0) {
+  cr::Descriptor w;
+  w.op = cr::Op::kWait;
+  w.addr0 = addr0;
+  w.gate_select = gate_select;
+  w.value = value;
+  w.watchdog = watchdog;
+  return w;
+}
+
 void suite_faults(CoreHarness& hx, int rounds) {
   hx.setup_ring(cr::kCtrlIrqErrorEnMask);
   auto layer = [&](CoreHarness& h) {
@@ -307,12 +319,7 @@ void suite_faults(CoreHarness& hx, int rounds) {
       {"WAIT watchdog (doorbell)", cr::Error::kTimeout, cr::FaultKind::kTimeout,
        [](CoreHarness& h, HostLayer&) {
          h.wr(cr::kRegStepDoorbell(2), 6);
-         cr::Descriptor w;
-         w.op = cr::Op::kWait;
-         w.gate_select = 2;
-         w.value = 7;
-         w.watchdog = kWaitWatchdog;
-         h.push(w);
+         h.push(wait_desc(0, 2, 7, kWaitWatchdog));
          return 0ull;
        },
        static_cast<int>(cr::Stream::kWaitPoll), kWaitWatchdog},
@@ -320,12 +327,7 @@ void suite_faults(CoreHarness& hx, int rounds) {
        [](CoreHarness& h, HostLayer&) {
          const uint64_t word = h.alloc(4);
          h.host().write_words(word, {0});
-         cr::Descriptor w;
-         w.op = cr::Op::kWait;
-         w.addr0 = word;
-         w.value = 1;
-         w.watchdog = kWaitWatchdog;
-         h.push(w);
+         h.push(wait_desc(word, 0, 1, kWaitWatchdog));
          return word;
        },
        static_cast<int>(cr::Stream::kWaitPoll), kWaitWatchdog},
@@ -389,11 +391,7 @@ void suite_signal(CoreHarness& hx) {
   hx.setup_ring(cr::kCtrlIrqDoneEnMask);
   // WAIT on doorbell 1 for value 5; the "GPU" writes 3, then 5, late.
   hx.wr(cr::kRegStepDoorbell(1), 0);
-  cr::Descriptor w;
-  w.op = cr::Op::kWait;
-  w.gate_select = 1;
-  w.value = 5;
-  hx.push(w);
+  hx.push(wait_desc(0, 1, 5));
   cr::Descriptor nop;
   nop.op = cr::Op::kNop;
   hx.push(nop);
@@ -427,11 +425,7 @@ void suite_signal(CoreHarness& hx) {
   // WAIT on a polled word in host memory.
   const uint64_t word = hx.alloc(4);
   hx.host().write_words(word, {0});
-  cr::Descriptor wp;
-  wp.op = cr::Op::kWait;
-  wp.addr0 = word;
-  wp.value = 2;
-  hx.push(wp);
+  hx.push(wait_desc(word, 0, 2));
   hx.ring_doorbell();
   for (int i = 0; i < 3000; ++i) hx.tb().tick();
   if (hx.rd(cr::kRegRingDone) == hx.tail()) hx.tb().fail("signal: polled WAIT completed before the word reached 2");
