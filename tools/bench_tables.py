@@ -1,11 +1,21 @@
 #!/usr/bin/env python3
 """Markdown tables of the benchmarks (`make bench` JSON) for docs/performance.md.
 
-Usage: bench_tables.py build/bench/engine_p4.json [build/bench/train.json ...]
+Usage: bench_tables.py build/bench/engine_p4.json [build/bench/core_p4.json
+                      build/bench/device.json build/bench/train.json ...]
 
 The training benchmark (train.json): one row per (cell, H, B) with PyTorch's
 step, the CPU path's step and its split, the speed-up, and the projected
 hybrid step with its device part and the projected MAC utilization.
+
+The core benchmark (core_p4.json): one row per (layer, phase) with the cycles
+from doorbell to completion word, the engine alone, what the shell adds, MAC
+utilization, stalls, and bytes on the host and card.
+
+The device benchmark (device.json): one row per (layer, phase) with the core's
+busy cycles and their time at the benchmark's clock, MAC utilization, bytes,
+MMIO accesses and the link share on each preset (cycles and bytes from the
+first preset; a benchmark whose presets disagree on them is refused).
 
 Per parameterization: one row per (cell, H, B) with FW/BW cycles and MAC
 utilization (rows with B = 1 and H >= 8*NumPe in bold: the target points),
@@ -71,6 +81,60 @@ def train_table(d):
     return "\n".join(lines)
 
 
+def layer_name(r):
+    return "%s H%d B%d T%d" % (r["cell"].upper(), r["hidden"], r["batch"], r["steps"])
+
+
+def core_table(d):
+    lines = [
+        "| layer | phase | cycles | engine alone | shell adds | MAC util. | stalls in / out / gate store "
+        "| host bytes read / written | card bytes read / written |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for c in d["configs"]:
+        for phase in ("load", "forward", "backward"):
+            x = c[phase]
+            st, by = x["stall_cycles"], x["bytes"]
+            util = "—" if phase == "load" else "%.1f %%" % (100 * x["mac_utilization"])
+            lines.append("| %s | %s | %d | %d | %d | %s | %d / %d / %d | %d / %d | %d / %d |" % (
+                layer_name(c), phase, x["cycles"], x["engine_alone_cycles"], x["shell_overhead_cycles"], util,
+                st["input"], st["output"], st["gate_store"], by["host_read"], by["host_write"],
+                by["card_read"], by["card_write"]))
+    return "\n".join(lines)
+
+
+def device_table(d):
+    presets = list(d["presets"])
+    rows = {}
+    for r in d["results"]:
+        rows.setdefault((r["cell"], r["hidden"], r["batch"], r["steps"], r["phase"]), {})[r["preset"]] = r
+    lines = [
+        "| layer | phase | cycles | µs | MAC util. | host bytes read / written | card bytes read / written "
+        "| MMIO reads / writes | " + " | ".join(
+            ("link share read / write, %s" if i == 0 else "%s") % p.replace("gen", "Gen").replace("x", " x")
+            for i, p in enumerate(presets)) + " |",
+        "|---|---|---|---|---|---|---|---|" + "---|" * len(presets),
+    ]
+    for key, by in rows.items():
+        r = by[presets[0]]
+        for p in presets[1:]:
+            o = by[p]
+            if (o["cycles"], o["host_bytes"], o["card_bytes"]) != (r["cycles"], r["host_bytes"], r["card_bytes"]):
+                raise SystemExit("bench_tables: %s %s differs between %s and %s in cycles or bytes"
+                                 % (layer_name(r), r["phase"], presets[0], p))
+        util = "—" if r["phase"] == "load" else "%.1f %%" % (100 * r["mac_utilization"])
+
+        def share(x):
+            e = x["link_efficiency"]
+            f = "%.1f %%" if max(e["read"], e["write"]) >= 0.01 else "%.2f %%"
+            return (f + " / " + f) % (100 * e["read"], 100 * e["write"])
+        lines.append("| %s | %s | %d | %.1f | %s | %d / %d | %d / %d | %d / %d | %s |" % (
+            layer_name(r), r["phase"], r["cycles"], r["projected_us"], util, r["host_bytes"]["read"],
+            r["host_bytes"]["write"], r["card_bytes"]["read"], r["card_bytes"]["write"], r["mmio"]["reads"],
+            r["mmio"]["writes"], " | ".join(share(by[p]) for p in presets)))
+    return "\n".join(lines)
+
+
 def main(argv):
     if not argv:
         print(__doc__)
@@ -78,7 +142,15 @@ def main(argv):
     out = []
     for a in argv:
         d = json.load(open(a))
-        out.append(train_table(d) if "results" in d else table(a))
+        kind = d.get("benchmark", "")
+        if kind == "core":
+            out.append(core_table(d))
+        elif kind == "device":
+            out.append(device_table(d))
+        elif kind.startswith("training step"):
+            out.append(train_table(d))
+        else:
+            out.append(table(a))
     print("\n\n".join(out))
     return 0
 
