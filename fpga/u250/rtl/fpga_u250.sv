@@ -19,21 +19,21 @@
 // other domains' readiness through a synchronizer, so both sides of every clock
 // converter are reset together. PERST# also resets the DDR4 controller.
 // LEDs (active high assumed): 0 PCIe link up, 1 DDR4 calibrated, 2 blinks
-// (~0.8 Hz at 111 MHz) while the core clock runs and the core is out of reset.
+// (~1.0 Hz at 133 MHz) while the core clock runs and the core is out of reset.
 //
 // farnn_core parameters: the capacity model's BRAM design point for the Alveo
 // U250 (docs/capacity.md; fpga/common/board_params.py turns it into parameters
 // and check_core_params.py keeps these defaults equal to it):
-//   NumPe 1373        the PEs the model fits (LUT-bound) in the U250's user region;
-//   MaxHidden 457     the larger of its LSTM (343) and GRU (457) limits;
+//   NumPe 1323        the PEs the model fits (LUT-bound) in the U250's user region;
+//   MaxHidden 441     the larger of its LSTM (330) and GRU (441) limits;
 //   NumBanks 1        the model gives each PE's whole RAM to one layer; two banks
 //                     would halve the words per bank and the largest layer;
-//   WeightDepth 512   2 RAMB18 per PE, one taken by the accumulators at H = 457:
-//                     one RAMB18 of 512 words for weights (LSTM H <= 343 and GRU
-//                     H <= 457 fit, exactly the model's limits);
+//   WeightDepth 512   2 RAMB18 per PE, one taken by the accumulators at H = 441:
+//                     one RAMB18 of 512 words for weights (LSTM H <= 330 and GRU
+//                     H <= 441 fit, exactly the model's limits);
 //   WeightLanes 16    one 512-bit host beat per weight-stream beat;
 //   MaxBatch 4, MulLatency 2, AddLatency 3: the configuration whose synthesis
-//                     gave the model's fixed cost and the 16-level clock estimate;
+//                     gave the model's fixed cost and the 13-level clock estimate;
 //   StoreAddrWidth 34 the 16 GiB of DDR4 C0 (the MIG's AXI address width).
 // The URAM design point (1216 PEs, LSTM H <= 1024) needs the PE weight RAM
 // marked for UltraRAM in the RTL first. BuildId and ClockKhz come from the Tcl
@@ -45,11 +45,11 @@
 module fpga_u250 #(
   parameter logic [31:0] BuildId        = 32'h0,   // set by the flow: git rev-parse --short=8 HEAD
   parameter logic [31:0] ClockKhz       = 32'd0,   // set by the flow: the make-synth clock estimate
-  parameter int unsigned NumPe          = 1373,
+  parameter int unsigned NumPe          = 1323,
   parameter int unsigned WeightDepth    = 512,
   parameter int unsigned NumBanks       = 1,
   parameter int unsigned WeightLanes    = 16,
-  parameter int unsigned MaxHidden      = 457,
+  parameter int unsigned MaxHidden      = 441,
   parameter int unsigned MaxBatch       = 4,
   parameter int unsigned MulLatency     = 2,
   parameter int unsigned AddLatency     = 3,
