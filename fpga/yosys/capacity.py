@@ -3,7 +3,9 @@
 
 Reads the synthesis report (report.json of synth.py): the cost of one PE
 (the PE chain's total divided by NumPe) and the fixed cost of the engine
-(engine minus its chain: sequencer, activation unit, FIFOs, buffers). For
+(engine minus its chain: sequencer, activation unit, FIFOs, buffers) and of
+the shell around it (farnn_core's parts: registers, dispatcher, run unit,
+DMA movers, gate-store adapter). For
 each target (Xilinx VU9P, VU13P; Alveo U250 and U280 user regions) it
 computes
   - how many PEs fit, and which resource binds (LUT, FF, DSP48E2, or the
@@ -33,16 +35,17 @@ DEFAULT_OUT = os.path.join(ROOT, "docs", "capacity.md")
 
 # Device resources. LUT, FF, DSP48E2, BRAM36 (36 Kb blocks), URAM (288 Kb).
 # `shell` is what the platform keeps (static region) or, for a bare device,
-# the margin we leave for our own PCIe/DMA/DDR shell; see SOURCES.
+# the margin we leave for the PCIe/DMA and DDR IP (the platform's part of a
+# shell; farnn_core's own logic is in the fixed part); see SOURCES.
 DEVICES = [
     {"name": "VU9P", "kind": "device",
      "total": {"LUT": 1182240, "FF": 2364480, "DSP": 6840, "BRAM36": 2160, "URAM": 960},
      "shell_frac": 0.10,
-     "shell_note": "10 % of every resource for our own PCIe/DMA/DDR shell (not built yet)"},
+     "shell_note": "10 % of every resource for the PCIe/DMA and DDR IP (XDMA, MIG)"},
     {"name": "VU13P", "kind": "device",
      "total": {"LUT": 1728000, "FF": 3456000, "DSP": 12288, "BRAM36": 2688, "URAM": 1280},
      "shell_frac": 0.10,
-     "shell_note": "10 % of every resource for our own PCIe/DMA/DDR shell (not built yet)"},
+     "shell_note": "10 % of every resource for the PCIe/DMA and DDR IP (XDMA, MIG)"},
     {"name": "Alveo U250", "kind": "alveo",
      "total": {"LUT": 1728000, "FF": 3456000, "DSP": 12288, "BRAM36": 2688, "URAM": 1280},
      "user": {"LUT": 1379740, "FF": 2814332, "DSP": 11508, "BRAM36": 2000, "URAM": 1280},
@@ -196,9 +199,10 @@ def render(inputs):
     L.append("## Assumptions")
     L.append("")
     L.append("- User region: the Alveo platform's dynamic region; for a bare VU9P/VU13P,")
-    L.append("  the device minus 10 % of every resource for our own shell. Then at most")
+    L.append("  the device minus 10 % of every resource for the PCIe/DMA and DDR IP. Then at most")
     L.append("  %d %% of the remaining LUT and FF (routability and timing closure) and" % (UTIL_LOGIC * 100))
-    L.append("  %d %% of DSP, BRAM and URAM, minus the engine's fixed part." % (UTIL_HARD * 100))
+    L.append("  %d %% of DSP, BRAM and URAM, minus the fixed part (the engine's and the" % (UTIL_HARD * 100))
+    L.append("  farnn_core shell's).")
     L.append("- Each PE needs %d DSP48E2 and its LUT and FF as measured; RAM is uniform" % pe["DSP"])
     L.append("  over the chain (one `WeightDepth`): the remaining block RAM is shared out")
     L.append("  as whole RAMB18 per PE (%d words of 32 bits each), a URAM holds %d words" %
@@ -276,7 +280,14 @@ def inputs_from_report(report):
     weight_bram = 1.0  # one RAMB36 per PE at WeightDepth 1024 (checked by the flow)
     pe = {"LUT": math.ceil(per["LUT"]), "FF": math.ceil(per["FF"]), "DSP": math.ceil(per["DSP48E2"]),
           "BRAM36_other": round(max(0.0, per["RAMB36"] - weight_bram), 2)}
-    fx = s["engine_fixed"]
+    # The fixed part: the engine minus its chain, plus the shell (farnn_core's
+    # parts at their counts) when every part was synthesized.
+    fx = dict(s["engine_fixed"])
+    fsrc = "engine P4 minus its PE chain"
+    sp = s.get("shell_parts")
+    if sp and not sp["missing"]:
+        fx = {k: fx[k] + sp["total"][k] for k in ("LUT", "FF", "DSP48E2", "RAMB36", "URAM")}
+        fsrc += ", plus the shell's parts (farnn_core at P4)"
     fixed = {"LUT": math.ceil(fx["LUT"]), "FF": math.ceil(fx["FF"]), "DSP": math.ceil(fx["DSP48E2"]),
              "BRAM36": math.ceil(fx["RAMB36"]), "URAM": math.ceil(fx["URAM"])}
     # The engine and the shell share one clock: its estimate is the worst
@@ -290,7 +301,7 @@ def inputs_from_report(report):
                 levels, lsrc = lv, name
     lsrc = "%s, Yosys netlist; worst of %s" % (lsrc, ", ".join(seen))
     return {"per_pe": pe, "per_pe_source": src, "fixed": fixed,
-            "fixed_source": "engine P4 minus its PE chain", "levels": levels,
+            "fixed_source": fsrc, "levels": levels,
             "levels_source": lsrc}
 
 
