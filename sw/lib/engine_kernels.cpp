@@ -19,6 +19,7 @@ namespace farnn::engine::kernels {
 namespace {
 
 using u32v = uint32_t __attribute__((vector_size(64)));
+using i32v = int32_t __attribute__((vector_size(64)));
 using f32v = float __attribute__((vector_size(64)));
 
 constexpr uint32_t kNegZero = 0x80000000u;
@@ -26,9 +27,19 @@ constexpr uint32_t kNegZero = 0x80000000u;
 #define FARNN_INLINE inline __attribute__((always_inline))
 
 // fp32::flush on 16 lanes: subnormal -> zero of its sign, NaN -> canonical NaN.
+// The lane masks come from a subtract and an arithmetic shift, not from vector
+// compares or `?:`: GCC lowers those lane by lane for vectors wider than the
+// target's registers, and the AVX2 clone of these 64-byte vectors ran about
+// 100x slower than the AVX-512 one (3 % of its speed measured with them).
+FARNN_INLINE u32v select(u32v mask, u32v a, u32v b) { return (a & mask) | (b & ~mask); }
 FARNN_INLINE u32v flush(u32v x) {
-  x = (x & fp32::kExpMask) == 0 ? x & fp32::kSignMask : x;
-  return (x & ~fp32::kSignMask) > fp32::kPosInf ? u32v{} + fp32::kCanonicalNan : x;
+  // Exponent field 0: (field - 1) is negative.
+  const i32v exp = reinterpret_cast<i32v>(x & fp32::kExpMask);
+  x = select(reinterpret_cast<u32v>((exp - 1) >> 31), x & fp32::kSignMask, x);
+  // Magnitude above +Inf (NaN): (+Inf - magnitude) is negative; no overflow.
+  const i32v mag = reinterpret_cast<i32v>(x & ~fp32::kSignMask);
+  const u32v nan = reinterpret_cast<u32v>((static_cast<int32_t>(fp32::kPosInf) - mag) >> 31);
+  return select(nan, u32v{} + fp32::kCanonicalNan, x);
 }
 // fp32::mul_host / add_host for operands that are already flushed.
 FARNN_INLINE u32v mul(u32v a, float b) { return flush(reinterpret_cast<u32v>(reinterpret_cast<f32v>(a) * b)); }
