@@ -50,6 +50,7 @@ struct Options {
   int threads = 0;
   double min_time = 1.0;  // seconds of measured steps per configuration
   int pes = 0;
+  int chain_length = 16;  // PEs per chain of the projected card (1: one chain of all)
   double clock_mhz = 0;
   std::string link = "gen3x16";
   std::string design_point = "given on the command line";
@@ -122,11 +123,22 @@ double command_us(uint64_t cycles, double clock_mhz, double in_bytes, double out
   return std::max(compute, dma) + link.read_latency_ns / 1e3;
 }
 
+// The projected card's PEs in chains of o.chain_length (its NumPe rounded
+// down to a multiple, as engine_scale's design points), or one chain.
+std::pair<int, int> projected_chains(const Options& o) {
+  if (o.chain_length <= 1 || o.pes < o.chain_length) return {o.pes, 1};
+  const int chains = o.pes / o.chain_length;
+  return {chains * o.chain_length, chains};
+}
+
 json project_hybrid(const Options& o, const std::string& cell, int H, int B, double host_compute_ms) {
   const sim::PcieLink link = sim::PcieLink::preset(o.link);
-  const engine::Config cfg{engine_cell(cell), H, B, o.steps, o.pes};
+  const auto [pes, chains] = projected_chains(o);
+  engine::Config cfg{engine_cell(cell), H, B, o.steps, pes};
+  cfg.num_chains = chains;
   engine::EngineTiming t;
-  t.num_pe = o.pes;
+  t.num_pe = pes;
+  t.num_chains = chains;
   t.fifo_depth = engine::stream_fifo_depth(H);
   const sim::DdrModel ddr;
   t.mem_latency = static_cast<int>(std::ceil(ddr.latency_max_ns * o.clock_mhz / 1e3));
@@ -142,12 +154,13 @@ json project_hybrid(const Options& o, const std::string& cell, int H, int B, dou
   const double fw_us = command_us(fw, o.clock_mhz, fw_in, fw_out, link);
   const double bw_us = command_us(bw, o.clock_mhz, bw_in, bw_out, link);
   const double device_ms = (load_us + fw_us + bw_us) / 1e3;
-  return {{"num_pe", o.pes},
+  return {{"num_pe", pes},
+          {"num_chains", chains},
           {"clock_mhz", o.clock_mhz},
           {"link", link.name},
           {"cycles", {{"load", load}, {"forward", fw}, {"backward", bw}}},
-          {"mac_utilization", {{"forward", macs_step / (static_cast<double>(fw) * o.pes)},
-                               {"backward", macs_step / (static_cast<double>(bw) * o.pes)}}},
+          {"mac_utilization", {{"forward", macs_step / (static_cast<double>(fw) * pes)},
+                               {"backward", macs_step / (static_cast<double>(bw) * pes)}}},
           {"dma_bytes", {{"in", load_in + fw_in + bw_in}, {"out", fw_out + bw_out}}},
           {"us", {{"load", load_us}, {"forward", fw_us}, {"backward", bw_us}}},
           {"device_ms", device_ms},
@@ -170,6 +183,9 @@ int main(int argc, char** argv) {
   app.add_option("--min-time", o.min_time, "seconds of measured steps per configuration")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--pes", o.pes, "NumPe of the projected card")->required()->check(CLI::PositiveNumber);
+  app.add_option("--chain-length", o.chain_length,
+                 "PEs per chain of the projected card; NumPe is rounded down to a multiple (1: one chain)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--clock-mhz", o.clock_mhz, "core clock of the projected card")
       ->required()
       ->check(CLI::PositiveNumber);
@@ -180,8 +196,9 @@ int main(int argc, char** argv) {
   const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 
   json results = json::array();
-  std::printf("bench_train: T = %d, I = H, %d threads; hybrid: %d PEs at %.1f MHz, %s (%s)\n", o.steps, threads,
-              o.pes, o.clock_mhz, o.link.c_str(), o.design_point.c_str());
+  const auto [pes, chains] = projected_chains(o);
+  std::printf("bench_train: T = %d, I = H, %d threads; hybrid: %d PEs in %d chains at %.1f MHz, %s (%s)\n", o.steps,
+              threads, pes, chains, o.clock_mhz, o.link.c_str(), o.design_point.c_str());
   std::printf("%-5s %5s %3s | %10s %10s %10s | %10s %9s %9s %10s\n", "cell", "H", "B", "cpu ms", "compute", "dev wait",
               "hybrid ms", "FW util", "BW util", "device ms");
   try {
