@@ -62,9 +62,11 @@ def table(path):
 
 
 def train_table(d):
+    r0 = d["results"][0]
     lines = [
-        "Design point: %s; %s; T = %d, I = H, threads: %d."
-        % (d["design_point"], d["baseline"], d["results"][0]["steps"], d["results"][0]["threads"]),
+        "Design point: %s, projected as %d PEs in %d chains; %s; T = %d, I = H, threads: %d."
+        % (d["design_point"], r0["hybrid"]["num_pe"], r0["hybrid"]["num_chains"], d["baseline"], r0["steps"],
+           r0["threads"]),
         "",
         "| cell | H | B | PyTorch ms | FARNN CPU ms (compute + device wait) | speed-up | hybrid ms (device) "
         "| speed-up | FW / BW util. |",

@@ -305,7 +305,7 @@ module core_dispatch #(
   logic [7:0]  run_bank_q, run_bank_d, ld_bank_q, ld_bank_d;
   logic [3:0]  run_op_q, run_op_d;
   logic        ld_pend_q, ld_pend_d, wgt_pend_q, wgt_pend_d;
-  logic        fence, rt_fault, ld_issue, run_issue;
+  logic        fence, rt_fault, ld_fail, ld_issue, run_issue;
 
   // Retirement.
   typedef enum logic [1:0] {
@@ -901,22 +901,15 @@ module core_dispatch #(
                      run_busy_q ? run_idx_q : head_q;
         opq_d      = (dma_err_stream_i == core_regs_pkg::STREAM_WEIGHTS) ? core_regs_pkg::OP_LOAD[3:0] :
                      run_busy_q ? run_op_q : d_op[3:0];
-      end else if (run_fail_i) begin
-        err_d      = run_fail_code_i;
-        unit_d     = unit_stream(run_fail_unit_i);
-        f_stream_d = unit_stream(run_fail_unit_i);
-        f_kind_d   = (run_fail_code_i == core_regs_pkg::ERR_TIMEOUT) ? core_regs_pkg::FAULT_KIND_TIMEOUT
-                                                                     : core_regs_pkg::FAULT_KIND_ENGINE;
-        f_desc_d   = run_idx_q;
-        opq_d      = run_op_q;
-      end else if (ld_busy_q && load_done_i && load_status_i != core_regs_pkg::ERR_NONE) begin
-        err_d      = load_status_i;
-        unit_d     = unit_stream(load_status_unit_i);
-        f_stream_d = unit_stream(load_status_unit_i);
-        f_kind_d   = (load_status_i == core_regs_pkg::ERR_TIMEOUT) ? core_regs_pkg::FAULT_KIND_TIMEOUT
-                                                                  : core_regs_pkg::FAULT_KIND_ENGINE;
-        f_desc_d   = ld_idx_q;
-        opq_d      = core_regs_pkg::OP_LOAD[3:0];
+      end else if (run_fail_i || ld_fail) begin
+        // The engine's status: the run's when both fail in one cycle.
+        err_d      = run_fail_i ? run_fail_code_i : load_status_i;
+        unit_d     = unit_stream(run_fail_i ? run_fail_unit_i : load_status_unit_i);
+        f_stream_d = unit_stream(run_fail_i ? run_fail_unit_i : load_status_unit_i);
+        f_kind_d   = (err_d == core_regs_pkg::ERR_TIMEOUT) ? core_regs_pkg::FAULT_KIND_TIMEOUT
+                                                           : core_regs_pkg::FAULT_KIND_ENGINE;
+        f_desc_d   = run_fail_i ? run_idx_q : ld_idx_q;
+        opq_d      = run_fail_i ? run_op_q : core_regs_pkg::OP_LOAD[3:0];
       end else begin
         err_d      = core_regs_pkg::ERR_ABORTED;
         unit_d     = '0;
@@ -958,9 +951,9 @@ module core_dispatch #(
   // A runtime fault this cycle (the first one is logged; a soft reset's own
   // abort is not one). Named, not read back from state_d: the slots' flags
   // would otherwise wait on the whole next-state logic.
+  assign ld_fail  = ld_busy_q && load_done_i && load_status_i != core_regs_pkg::ERR_NONE;
   assign rt_fault = !faulted_q && state_q != S_SRESET && state_q != S_SRESET_RST &&
-                    (abort_i || run_fail_i || dma_err_i ||
-                     (ld_busy_q && load_done_i && load_status_i != core_regs_pkg::ERR_NONE));
+                    (abort_i || run_fail_i || dma_err_i || ld_fail);
 
   // Notify writer: the retirement write-back, else SIGNAL.
   logic ntf_wb;

@@ -40,9 +40,8 @@ def design_point(target, config):
     rows, f_est = capacity.model(capacity.extract_inputs(md))
     for r in rows:
         if r["device"] == target and r["config"] == config:
-            used = r["pes"] - r["pes"] % 16 if r["pes"] >= 16 else r["pes"]
-            return r["pes"], f_est, ("%s %s design point of docs/capacity.md (%d PEs; projected as %d in chains of 16), "
-                                     "%.1f MHz make-synth estimate" % (target, config, r["pes"], used, f_est))
+            return r["pes"], f_est, "%s %s design point of docs/capacity.md (%d PEs), %.1f MHz make-synth estimate" % (
+                target, config, r["pes"], f_est)
     known = ", ".join("%s/%s" % (r["device"], r["config"]) for r in rows)
     sys.exit("bench_train: no design point %s/%s in docs/capacity.md (known: %s)" % (target, config, known))
 

@@ -24,7 +24,7 @@
 // farnn_core parameters: the capacity model's BRAM design point for the Alveo
 // U250 (docs/capacity.md; fpga/common/board_params.py turns it into parameters
 // and check_core_params.py keeps these defaults equal to it):
-//   NumPe 1296        the PEs the model fits (LUT-bound) in the U250's user region;
+//   NumPe 1297        the PEs the model fits (LUT-bound) in the U250's user region;
 //   MaxHidden 432     the larger of its LSTM (324) and GRU (432) limits;
 //   NumBanks 1        the model gives each PE's whole RAM to one layer; two banks
 //                     would halve the words per bank and the largest layer;
@@ -45,7 +45,7 @@
 module fpga_u250 #(
   parameter logic [31:0] BuildId        = 32'h0,   // set by the flow: git rev-parse --short=8 HEAD
   parameter logic [31:0] ClockKhz       = 32'd0,   // set by the flow: the make-synth clock estimate
-  parameter int unsigned NumPe          = 1296,
+  parameter int unsigned NumPe          = 1297,
   parameter int unsigned WeightDepth    = 512,
   parameter int unsigned NumBanks       = 1,
   parameter int unsigned WeightLanes    = 16,
