@@ -45,36 +45,43 @@ module act_lut_rom (
     end
   end
 
+  // The smallest knot k whose even knot k + k%2 is at or above start S:
+  // S itself when S is odd (or 0), S - 1 when S is even.
+  function automatic logic [KWidth-1:0] seg_knot(input logic [KWidth-1:0] start);
+    seg_knot = (start[0] || start == '0) ? start : start - 1'b1;
+  endfunction
+
   for (genvar p = 0; p < NumPorts; p++) begin : g_port
     // Bank addresses: the odd knot k | 1 is odd word k >> 1, the even knot
-    // k + k%2 is even word (k + 1) >> 1 (ea: 0 .. 2048; 2048 is knot 4096).
-    logic [KWidth-1:0]     k, ea;
+    // k + k%2 is even word (k + 1) >> 1, taken mod 2048 (knot 4096 reads
+    // word 0, see above).
+    logic [KWidth-1:0]        k;
+    logic [BankAddrWidth-1:0] ea;
     logic [TopWidth-1:0]   top_d, top_q;
     logic [LowWidth-1:0]   even_q;
     logic [DeltaWidth-1:0] odd_q, delta;
 
     assign k  = addr_i[p*KWidth +: KWidth];
-    assign ea = {1'b0, k[KWidth-1:1]} + KWidth'(k[0]);
+    assign ea = k[KWidth-1:1] + BankAddrWidth'(k[0]);
 
-    // YE >> 27 = 8 + segment of knot 2 * ea (8 + 8 = 16 for knot 4096).
+    // YE >> 27 = 8 + segment of the even knot (8 + 8 = 16 for knot 4096).
+    // k + k%2 >= S exactly when k >= seg_knot(S) (no adder on the
+    // way), and the starts ascend, so the last start reached is the segment.
     always_comb begin
       top_d = TopWidth'(8);
       for (int j = 0; j < NumSegStarts; j++) begin
-        if ({ea, 1'b0} >= {1'b0, act_lut_data_pkg::SEG_START[j*KWidth +: KWidth]}) begin
-          top_d = top_d + 1'b1;
-        end
+        if (k >= seg_knot(act_lut_data_pkg::SEG_START[j*KWidth +: KWidth])) top_d = TopWidth'(9 + j);
       end
-      if (ea[KWidth-1]) top_d = TopWidth'(16);
+      if (k == '1) top_d = TopWidth'(16);
       if (!en_i[p]) top_d = top_q;
     end
-
     always_ff @(posedge clk_i) begin
       top_q <= top_d;
     end
 
     // Block-RAM read template: the enable is the port's read enable.
     always_ff @(posedge clk_i) begin
-      if (en_i[p]) even_q <= even_rom[ea[BankAddrWidth-1:0]];
+      if (en_i[p]) even_q <= even_rom[ea];
     end
     always_ff @(posedge clk_i) begin
       if (en_i[p]) odd_q <= odd_rom[k[KWidth-1:1]];
@@ -93,6 +100,12 @@ module act_lut_rom (
       $error("act_lut_rom: YE = {8 + segment (5 bits), Y_LOW (27 bits)} with 7 segment starts");
     end
     if (LowWidth < DeltaWidth) $error("act_lut_rom: Y_LOW narrower than DELTA");
+    for (int j = 1; j < NumSegStarts; j++) begin
+      if (act_lut_data_pkg::SEG_START[j*KWidth +: KWidth] <=
+          act_lut_data_pkg::SEG_START[(j-1)*KWidth +: KWidth]) begin
+        $error("act_lut_rom: SEG_START must ascend (the segment is the last start reached)");
+      end
+    end
     if (act_lut_data_pkg::Y_LOW[LowWidth-1:0] != '0) begin
       $error("act_lut_rom: Y_LOW[0] must be 0 (it stands in for Y_LOW[4096])");
     end

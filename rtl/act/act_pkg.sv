@@ -4,7 +4,7 @@
 package act_pkg;
 
   // Cycles from an accepted input to its result (fp_act_pipe.Latency).
-  localparam int unsigned ACT_LATENCY = 6;
+  localparam int unsigned ACT_LATENCY = 8;
 
   // func_i encoding.
   localparam logic FUNC_SIGMOID = 1'b0;

@@ -4,7 +4,7 @@
 // Lane l uses bit l of the valid/ready/func vectors and word l of x_i, y_o,
 // tag_i and tag_o; results are bit-exact to farnn::act::sigmoid / tanh (see
 // fp_act_pipe for the method).
-// Latency: act_pkg::ACT_LATENCY = 6 cycles. Throughput: one result per lane per cycle.
+// Latency: act_pkg::ACT_LATENCY = 8 cycles. Throughput: one result per lane per cycle.
 `default_nettype none
 
 module fp_act #(

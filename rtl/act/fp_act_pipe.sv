@@ -20,14 +20,19 @@
 //   S3 mul:    p = DELTA * g, 23 x 18 bits signed (DSP48E2 multiplier, M
 //              register); YE forced to 1.0 on the clamp (g is 0 there, so p = 0)
 //   S4 add:    {YE, 16'b0} + p, y = its bits [47:16] (DSP post-adder, P register)
-//   S5 select: r = y, 1 - y or 2y - 1; leading-zero count of r
-//   S6 round:  normalize, round to nearest even, sign, NaN; the output register
+//   S5 select: r = y, 1 - y or 2y - 1
+//   S6 count:  leading-zero count of r, zero flag
+//   S7 shift:  normalize (r << lz), exponent 127 - lz, round-up decision
+//   S8 round:  increment over {exp, frac} (nearest even), sign, zero, NaN;
+//              the output register
+// Each stage is at most 6 Vivado-style levels (LUT, MUXF, CARRY8; `make
+// synth`, block fp_act).
 // Handshake: valid/ready in the fpnew manner (valid bits reset, data not;
 // a stage loads when the output is ready or a bubble is at or after it), so
 // bubbles are squeezed out under backpressure; lut_en_o is S2's load enable,
 // so the table port's read register holds with its stage. tag_i travels with
 // the item to tag_o.
-// Latency: Latency = act_pkg::ACT_LATENCY = 6 cycles. Throughput: one result per cycle.
+// Latency: Latency = act_pkg::ACT_LATENCY = 8 cycles. Throughput: one result per cycle.
 `default_nettype none
 
 module fp_act_pipe #(
@@ -51,11 +56,10 @@ module fp_act_pipe #(
   input  logic [act_pkg::LUT_WIDTH-1:0]      lut_data_i
 );
 
-  localparam int unsigned NumStages = 6;  // S1 .. S6 below
+  localparam int unsigned NumStages = 8;  // S1 .. S8 below
   localparam int unsigned Latency = NumStages;
   localparam int unsigned SideWidth = TagWidth + 3;  // {tag, nan, neg, func}
   localparam logic [31:0] QOne = 32'h8000_0000;  // 1.0 in Q1.31
-  localparam logic [31:0] QHalf = 32'h4000_0000;
   localparam logic [31:0] CanonicalNan = 32'h7FC0_0000;
   localparam logic [8:0] ClampExp = 9'd131;  // biased exponent of 16.0
 
@@ -212,11 +216,9 @@ module fp_act_pipe #(
   // S5 select: y in [2^30, 2^31] (Q1.31), so every r below is in [0, 2^31].
   // ---------------------------------------------------------------------------
   logic [31:0] s5_y, s5_r;
-  logic [4:0]  s5_lz;
+  logic [32:0] s5_minuend, s5_subtrahend;
   logic        s4_neg, s4_func;
   logic [31:0] s5_r_q, s5_r_d;
-  logic [4:0]  s5_lz_q, s5_lz_d;
-  logic        s5_zero_q, s5_zero_d;
   logic [15:0] unused_acc_lo;
 
   assign s4_neg  = side_q[3*SideWidth + 1];
@@ -225,61 +227,115 @@ module fp_act_pipe #(
   assign unused_acc_lo = s4_acc_q[15:0];  // p mod 2^16: below the Q1.31 LSB
 
   always_comb begin
-    s5_r = s5_y;                                   // sigmoid(|x|) = y
-    if (s4_func) s5_r = (s5_y - QHalf) << 1;       // tanh(|x|) = 2y - 1
-    else if (s4_neg) s5_r = QOne - s5_y;           // sigmoid(-|x|) = 1 - y
-    s5_lz = '0;  // leading zeros of s5_r (0 when s5_r = 0, flagged below)
-    for (int i = 0; i < 32; i++) begin
-      if (s5_r[i]) s5_lz = 5'(31 - i);
+    // One subtraction with selected operands (a single carry chain):
+    //   sigmoid(|x|) = y - 0, sigmoid(-|x|) = 1 - y, tanh(|x|) = 2y - 1.
+    s5_minuend    = {1'b0, s5_y};
+    s5_subtrahend = '0;
+    if (s4_func) begin
+      s5_minuend    = {s5_y, 1'b0};
+      s5_subtrahend = {1'b0, QOne};
+    end else if (s4_neg) begin
+      s5_minuend    = {1'b0, QOne};
+      s5_subtrahend = {1'b0, s5_y};
     end
+    s5_r = 32'(s5_minuend - s5_subtrahend);  // in [0, 2^31]
 
-    s5_r_d    = s5_r_q;
-    s5_lz_d   = s5_lz_q;
-    s5_zero_d = s5_zero_q;
-    if (stage_en[4]) begin
-      s5_r_d    = s5_r;
-      s5_lz_d   = s5_lz;
-      s5_zero_d = (s5_r == '0);
-    end
+    s5_r_d = s5_r_q;
+    if (stage_en[4]) s5_r_d = s5_r;
   end
 
   always_ff @(posedge clk_i) begin
-    s5_r_q    <= s5_r_d;
-    s5_lz_q   <= s5_lz_d;
-    s5_zero_q <= s5_zero_d;
+    s5_r_q <= s5_r_d;
   end
 
   // ---------------------------------------------------------------------------
-  // S6 round: value r * 2^-31 with its leading one at bit 31 - lz, so the
-  // biased exponent is 127 - lz (>= 96: never subnormal); the rounding carry
-  // out of the significand moves into the exponent.
+  // S6 count: leading zeros of r (0 when r = 0, flagged).
   // ---------------------------------------------------------------------------
-  logic [30:0] s6_norm;  // r << lz without its leading one
-  logic        s6_round_up;
-  logic        s5_nan, s5_neg, s5_func;
-  logic [31:0] s6_y;
-  logic [31:0] s6_y_q, s6_y_d;
-
-  assign s5_nan  = side_q[4*SideWidth + 2];
-  assign s5_neg  = side_q[4*SideWidth + 1];
-  assign s5_func = side_q[4*SideWidth];
+  logic [4:0]  s6_lz;
+  logic [31:0] s6_r_q, s6_r_d;
+  logic [4:0]  s6_lz_q, s6_lz_d;
+  logic        s6_zero_q, s6_zero_d;
 
   always_comb begin
-    s6_norm     = 31'(s5_r_q << s5_lz_q);
-    s6_round_up = s6_norm[7] & ((|s6_norm[6:0]) | s6_norm[8]);
-    s6_y        = {s5_func & s5_neg, ({8'd127 - {3'b0, s5_lz_q}, s6_norm[30:8]} + 31'(s6_round_up))};
-    if (s5_zero_q) s6_y = {s5_func & s5_neg, 31'b0};  // sigmoid: +0, tanh: signed zero
-    if (s5_nan) s6_y = CanonicalNan;
+    s6_lz = '0;
+    for (int i = 0; i < 32; i++) begin
+      if (s5_r_q[i]) s6_lz = 5'(31 - i);
+    end
 
-    s6_y_d = s6_y_q;
-    if (stage_en[5]) s6_y_d = s6_y;
+    s6_r_d    = s6_r_q;
+    s6_lz_d   = s6_lz_q;
+    s6_zero_d = s6_zero_q;
+    if (stage_en[5]) begin
+      s6_r_d    = s5_r_q;
+      s6_lz_d   = s6_lz;
+      s6_zero_d = (s5_r_q == '0);
+    end
   end
 
   always_ff @(posedge clk_i) begin
-    s6_y_q <= s6_y_d;
+    s6_r_q    <= s6_r_d;
+    s6_lz_q   <= s6_lz_d;
+    s6_zero_q <= s6_zero_d;
   end
 
-  assign y_o   = s6_y_q;
+  // ---------------------------------------------------------------------------
+  // S7 shift: value r * 2^-31 with its leading one at bit 31 - lz, so the
+  // biased exponent is 127 - lz (>= 96: never subnormal); the significand
+  // is bits [30:8] of r << lz, guard bit 7, sticky bits [6:0].
+  // ---------------------------------------------------------------------------
+  logic [30:0] s7_norm;  // r << lz without its leading one
+  logic [22:0] s7_frac_q, s7_frac_d;
+  logic [7:0]  s7_exp_q, s7_exp_d;
+  logic        s7_round_up_q, s7_round_up_d, s7_zero_q, s7_zero_d;
+
+  always_comb begin
+    s7_norm = 31'(s6_r_q << s6_lz_q);
+
+    s7_frac_d     = s7_frac_q;
+    s7_exp_d      = s7_exp_q;
+    s7_round_up_d = s7_round_up_q;
+    s7_zero_d     = s7_zero_q;
+    if (stage_en[6]) begin
+      s7_frac_d     = s7_norm[30:8];
+      s7_exp_d      = 8'd127 - {3'b0, s6_lz_q};
+      s7_round_up_d = s7_norm[7] & ((|s7_norm[6:0]) | s7_norm[8]);
+      s7_zero_d     = s6_zero_q;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    s7_frac_q     <= s7_frac_d;
+    s7_exp_q      <= s7_exp_d;
+    s7_round_up_q <= s7_round_up_d;
+    s7_zero_q     <= s7_zero_d;
+  end
+
+  // ---------------------------------------------------------------------------
+  // S8 round: the rounding carry out of the significand moves into the
+  // exponent.
+  // ---------------------------------------------------------------------------
+  logic        s7_nan, s7_neg, s7_func;
+  logic [31:0] s8_y;
+  logic [31:0] s8_y_q, s8_y_d;
+
+  assign s7_nan  = side_q[6*SideWidth + 2];
+  assign s7_neg  = side_q[6*SideWidth + 1];
+  assign s7_func = side_q[6*SideWidth];
+
+  always_comb begin
+    s8_y = {s7_func & s7_neg, ({s7_exp_q, s7_frac_q} + 31'(s7_round_up_q))};
+    if (s7_zero_q) s8_y = {s7_func & s7_neg, 31'b0};  // sigmoid: +0, tanh: signed zero
+    if (s7_nan) s8_y = CanonicalNan;
+
+    s8_y_d = s8_y_q;
+    if (stage_en[7]) s8_y_d = s8_y;
+  end
+
+  always_ff @(posedge clk_i) begin
+    s8_y_q <= s8_y_d;
+  end
+
+  assign y_o   = s8_y_q;
   assign tag_o = side_q[(NumStages-1)*SideWidth + 3 +: TagWidth];
 
   // The last stage's nan/neg/func bits are not needed after rounding.

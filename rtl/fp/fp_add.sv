@@ -6,24 +6,32 @@
 // sum is +0 except (-0) + (-0) = -0. Subtract by flipping b's sign bit.
 // Bit-exact C++ model: farnn::fp32::add (sw/lib/fp32.cpp).
 //
-// Latency: `Latency` cycles (1..5) from input handshake to output valid when
+// Latency: `Latency` cycles (1..7) from input handshake to output valid when
 // not stalled. Throughput: one result per cycle. valid/ready on both sides
 // (AXI-Stream rules); tag_i travels with the operands to tag_o.
 //
-// Datapath sections and cut points (a register at a cut when `Latency` asks):
-//   1a unpack/compare/swap: order the operands by magnitude      -- cut 0 --
-//   1b align: NaN/Inf classes, exponent difference, right shift of
-//      the smaller mantissa into a 27-bit frame with sticky      -- cut 1 --
-//   2  add/sub (28-bit) + leading-zero count                     -- cut 2 --
-//   3a normalize: left shift, result exponent, under/overflow    -- cut 3 --
-//   3b round to nearest even, pack, special-case select          -- cut 4 --
+// Datapath sections and cut points (a register at a cut when `Latency` asks).
+// Each section is at most 6 Vivado-style levels (LUT, MUXF, CARRY8) when both
+// its cuts hold registers (`make synth`, block fp_add_l7):
+//                                                                -- cut 0 --
+//   1 order: magnitude compare and swap; in parallel the exponent
+//     distance |ea - eb| (shift amount) and the NaN/Inf classes  -- cut 1 --
+//   2 align: right shift of the smaller mantissa into a 27-bit
+//     frame, the bits shifted out ORed into a sticky bit 0       -- cut 2 --
+//   3 add/sub (28-bit, one carry chain)                          -- cut 3 --
+//   4 leading-zero count                                         -- cut 4 --
+//   5 normalize: left shift, result exponent, under/overflow,
+//     round-up decision                                          -- cut 5 --
+//   6 round (increment over {exp, frac}), special-case select    -- cut 6 --
 //
 //   Latency | registers at cuts
-//      1    | 4
-//      2    | 1 4
-//      3    | 1 2 4
-//      4    | 0 1 2 4
-//      5    | 0 1 2 3 4
+//      1    | 6
+//      2    | 2 6
+//      3    | 2 4 6
+//      4    | 1 2 4 6
+//      5    | 1 2 4 5 6
+//      6    | 1 2 3 4 5 6
+//      7    | 0 1 2 3 4 5 6
 `default_nettype none
 
 module fp_add #(
@@ -44,133 +52,85 @@ module fp_add #(
 );
 
   // Which cuts hold a register (bit k = cut k).
-  localparam logic [4:0] Cuts = (Latency == 1) ? 5'b10000 :
-                                (Latency == 2) ? 5'b10010 :
-                                (Latency == 3) ? 5'b10110 :
-                                (Latency == 4) ? 5'b10111 :
-                                (Latency == 5) ? 5'b11111 : 5'b10000;
+  localparam logic [6:0] Cuts = (Latency == 1) ? 7'b1000000 :
+                                (Latency == 2) ? 7'b1000100 :
+                                (Latency == 3) ? 7'b1010100 :
+                                (Latency == 4) ? 7'b1010110 :
+                                (Latency == 5) ? 7'b1110110 :
+                                (Latency == 6) ? 7'b1111110 :
+                                (Latency == 7) ? 7'b1111111 : 7'b1000000;
 
 `ifndef SYNTHESIS
   initial begin
-    if (Latency < 1 || Latency > 5) begin
-      $error("fp_add: Latency=%0d is not supported (legal: 1..5)", Latency);
+    if (Latency < 1 || Latency > 7) begin
+      $error("fp_add: Latency=%0d is not supported (legal: 1..7)", Latency);
     end
     if (TagWidth < 1) $error("fp_add: TagWidth=%0d must be at least 1", TagWidth);
   end
 `endif
 
   // ---------------------------------------------------------------------
-  // 1a. unpack/compare/swap. {exp, frac} compares like the magnitude, and
-  // NaN > Inf > finite, so `big` also carries the special class that wins.
-  logic        swap;
-  logic [31:0] s0_big;
-  logic [30:0] s0_small;
-  logic        s0_eff_sub, s0_zero_sign;
-
-  always_comb begin
-    swap         = b_i[30:0] > a_i[30:0];
-    s0_big       = swap ? b_i : a_i;
-    s0_small     = swap ? a_i[30:0] : b_i[30:0];
-    s0_eff_sub   = a_i[31] ^ b_i[31];
-    s0_zero_sign = a_i[31] & b_i[31];  // sign of an exact zero sum
-  end
-
-  localparam int unsigned C0W = 32 + 31 + 2 + TagWidth;
-  logic           c0_valid, c0_ready;
-  logic [C0W-1:0] c0_data;
-  logic [   31:0] c0_big;
-  logic [   30:0] c0_small;
-  logic           c0_eff_sub, c0_zero_sign;
+  // Cut 0: the raw operands.
+  logic                c0_valid, c0_ready;
+  logic [        31:0] c0_a, c0_b;
   logic [TagWidth-1:0] c0_tag;
 
-  fp_pipe_stage #(.Width(C0W), .Enable(Cuts[0])) u_cut0 (
+  fp_pipe_stage #(.Width(64 + TagWidth), .Enable(Cuts[0])) u_cut0 (
     .clk_i      (clk_i),
     .rst_i      (rst_i),
     .in_valid_i (in_valid_i),
     .in_ready_o (in_ready_o),
-    .in_data_i  ({s0_big, s0_small, s0_eff_sub, s0_zero_sign, tag_i}),
+    .in_data_i  ({a_i, b_i, tag_i}),
     .out_valid_o(c0_valid),
     .out_ready_i(c0_ready),
-    .out_data_o (c0_data)
+    .out_data_o ({c0_a, c0_b, c0_tag})
   );
-  assign {c0_big, c0_small, c0_eff_sub, c0_zero_sign, c0_tag} = c0_data;
 
   // ---------------------------------------------------------------------
-  // 1b. align. The smaller mantissa goes into a 27-bit frame (24 bits plus
-  // guard, round and sticky) and is shifted right by the exponent difference
-  // in three mux levels (16; 0/4/8/12; 0/1/2/3); the bits shifted out are
-  // ORed into bit 0. A zero/subnormal small operand contributes nothing
-  // (hidden bit 0, shift saturated, sticky cleared).
-  logic [ 7:0] e_big, e_small, exp_diff;
-  logic        small_zero;
-  logic [ 4:0] shamt;
-  logic [26:0] small_frame, shift16, shift4, s1_aligned;
-  logic        sticky16, sticky4, sticky1;
-  logic        s1_nan, s1_inf;
+  // 1. order. {exp, frac} compares like the magnitude, and NaN > Inf >
+  // finite, so `big` also carries the special class that wins. The shift
+  // amount needs no swap: e_big - e_small = |ea - eb| (equal exponents give
+  // 0 either way), and the smaller exponent is zero exactly when one of the
+  // two is. The classes likewise: the result is NaN when an operand is NaN
+  // or Infs of opposite signs meet, Inf when an exponent is all ones
+  // otherwise.
+  logic        swap, a_nan, b_nan, a_inf, b_inf;
+  logic [ 7:0] ea, eb;
+  logic [ 8:0] d_ab;
+  logic [ 7:0] d_ba;
+  logic [ 7:0] exp_dist;
+  logic        s1_small_zero, s1_eff_sub, s1_zero_sign, s1_nan, s1_inf;
+  logic [31:0] s1_big;
+  logic [22:0] s1_small_frac;
+  logic [ 4:0] s1_shamt;
 
   always_comb begin
-    e_big       = c0_big[30:23];
-    e_small     = c0_small[30:23];
-    small_zero  = e_small == 8'd0;
-    exp_diff    = e_big - e_small;  // >= 0: |big| >= |small|
-    shamt       = (small_zero || exp_diff[7:5] != 3'd0) ? 5'd31 : exp_diff[4:0];
-    small_frame = {~small_zero, c0_small[22:0], 3'b000};
-    // by 16
-    shift16     = shamt[4] ? {16'd0, small_frame[26:16]} : small_frame;
-    sticky16    = shamt[4] && small_frame[15:3] != 13'd0;
-    // by 0, 4, 8, 12
-    unique case (shamt[3:2])
-      2'd0: begin
-        shift4  = shift16;
-        sticky4 = 1'b0;
-      end
-      2'd1: begin
-        shift4  = {4'd0, shift16[26:4]};
-        sticky4 = shift16[3:0] != 4'd0;
-      end
-      2'd2: begin
-        shift4  = {8'd0, shift16[26:8]};
-        sticky4 = shift16[7:0] != 8'd0;
-      end
-      default: begin
-        shift4  = {12'd0, shift16[26:12]};
-        sticky4 = shift16[11:0] != 12'd0;
-      end
-    endcase
-    // by 0, 1, 2, 3
-    unique case (shamt[1:0])
-      2'd0: begin
-        s1_aligned = shift4;
-        sticky1    = 1'b0;
-      end
-      2'd1: begin
-        s1_aligned = {1'd0, shift4[26:1]};
-        sticky1    = shift4[0];
-      end
-      2'd2: begin
-        s1_aligned = {2'd0, shift4[26:2]};
-        sticky1    = shift4[1:0] != 2'd0;
-      end
-      default: begin
-        s1_aligned = {3'd0, shift4[26:3]};
-        sticky1    = shift4[2:0] != 3'd0;
-      end
-    endcase
-    s1_aligned[0] = s1_aligned[0] | ((sticky16 | sticky4 | sticky1) & ~small_zero);
-    // Special classes: `big` is NaN, or Inf with an opposite Inf, -> NaN;
-    // `big` is Inf otherwise -> Inf.
-    s1_nan      = e_big == 8'hFF && (c0_big[22:0] != 23'd0 || (e_small == 8'hFF && c0_eff_sub));
-    s1_inf      = e_big == 8'hFF && !s1_nan;
+    swap          = c0_b[30:0] > c0_a[30:0];
+    s1_big        = swap ? c0_b : c0_a;
+    s1_small_frac = swap ? c0_a[22:0] : c0_b[22:0];
+    ea            = c0_a[30:23];
+    eb            = c0_b[30:23];
+    d_ab          = {1'b0, ea} - {1'b0, eb};
+    d_ba          = eb - ea;
+    exp_dist      = d_ab[8] ? d_ba : d_ab[7:0];
+    s1_small_zero = ea == 8'd0 || eb == 8'd0;
+    s1_shamt      = (s1_small_zero || exp_dist[7:5] != 3'd0) ? 5'd31 : exp_dist[4:0];
+    s1_eff_sub    = c0_a[31] ^ c0_b[31];
+    s1_zero_sign  = c0_a[31] & c0_b[31];  // sign of an exact zero sum
+    a_nan         = ea == 8'hFF && c0_a[22:0] != 23'd0;
+    b_nan         = eb == 8'hFF && c0_b[22:0] != 23'd0;
+    a_inf         = ea == 8'hFF && c0_a[22:0] == 23'd0;
+    b_inf         = eb == 8'hFF && c0_b[22:0] == 23'd0;
+    s1_nan        = a_nan || b_nan || (a_inf && b_inf && s1_eff_sub);
+    s1_inf        = (ea == 8'hFF || eb == 8'hFF) && !s1_nan;
   end
 
-  localparam int unsigned C1W = 1 + 8 + 23 + 27 + 4 + TagWidth;
-  logic           c1_valid, c1_ready;
-  logic [C1W-1:0] c1_data;
-  logic           c1_sign;
-  logic [    7:0] c1_exp;
-  logic [   22:0] c1_frac;
-  logic [   26:0] c1_aligned;
-  logic           c1_eff_sub, c1_zero_sign, c1_nan, c1_inf;
+  localparam int unsigned C1W = 32 + 23 + 1 + 5 + 4 + TagWidth;
+  logic                c1_valid, c1_ready;
+  logic [31:0]         c1_big;
+  logic [22:0]         c1_small_frac;
+  logic [ 4:0]         c1_shamt;
+  logic                c1_small_zero, c1_eff_sub, c1_zero_sign, c1_nan, c1_inf;
   logic [TagWidth-1:0] c1_tag;
 
   fp_pipe_stage #(.Width(C1W), .Enable(Cuts[1])) u_cut1 (
@@ -178,42 +138,53 @@ module fp_add #(
     .rst_i      (rst_i),
     .in_valid_i (c0_valid),
     .in_ready_o (c0_ready),
-    .in_data_i  ({c0_big[31], e_big, c0_big[22:0], s1_aligned, c0_eff_sub, c0_zero_sign,
+    .in_data_i  ({s1_big, s1_small_frac, s1_small_zero, s1_shamt, s1_eff_sub, s1_zero_sign,
                   s1_nan, s1_inf, c0_tag}),
     .out_valid_o(c1_valid),
     .out_ready_i(c1_ready),
-    .out_data_o (c1_data)
+    .out_data_o ({c1_big, c1_small_frac, c1_small_zero, c1_shamt, c1_eff_sub, c1_zero_sign,
+                  c1_nan, c1_inf, c1_tag})
   );
-  assign {c1_sign, c1_exp, c1_frac, c1_aligned, c1_eff_sub, c1_zero_sign, c1_nan, c1_inf,
-          c1_tag} = c1_data;
 
   // ---------------------------------------------------------------------
-  // 2. add/sub + leading-zero count. The larger magnitude minus the smaller
-  // is never negative; bit 27 of the sum is the carry of an addition. When
-  // `big` is zero or subnormal (then both operands are) the sum is garbage
-  // and section 3a selects a zero result instead (exponent 0).
-  logic [26:0] big_frame;
-  logic [27:0] s2_sum;
-  logic [ 4:0] s2_lzc;
+  // 2. align. The smaller mantissa goes into a 27-bit frame (24 bits plus
+  // guard, round and sticky) and is shifted right by the shift amount in
+  // three mux levels (16; 0/4/8/12; 0/1/2/3). The sticky bit is the OR of
+  // the frame bits below the shift amount, formed beside the shifter. A
+  // zero/subnormal small operand contributes nothing (hidden bit 0, shift
+  // saturated, sticky cleared).
+  logic [26:0] small_frame, shift16, shift4, s2_aligned;
+  logic        sticky;
 
   always_comb begin
-    big_frame = {1'b1, c1_frac, 3'b000};
-    // One carry chain: a - b = a + ~b + 1.
-    s2_sum    = {1'b0, big_frame} + ({1'b0, c1_aligned} ^ {28{c1_eff_sub}}) + 28'(c1_eff_sub);
-    s2_lzc    = 5'd27;  // a zero sum is caught by its missing leading one
-    for (int i = 0; i < 28; i++) begin
-      if (s2_sum[i]) s2_lzc = 5'(27 - i);
+    small_frame = {~c1_small_zero, c1_small_frac, 3'b000};
+    shift16     = c1_shamt[4] ? {16'd0, small_frame[26:16]} : small_frame;
+    unique case (c1_shamt[3:2])
+      2'd0:    shift4 = shift16;
+      2'd1:    shift4 = {4'd0, shift16[26:4]};
+      2'd2:    shift4 = {8'd0, shift16[26:8]};
+      default: shift4 = {12'd0, shift16[26:12]};
+    endcase
+    unique case (c1_shamt[1:0])
+      2'd0:    s2_aligned = shift4;
+      2'd1:    s2_aligned = {1'd0, shift4[26:1]};
+      2'd2:    s2_aligned = {2'd0, shift4[26:2]};
+      default: s2_aligned = {3'd0, shift4[26:3]};
+    endcase
+    sticky = 1'b0;
+    for (int i = 3; i < 27; i++) begin
+      sticky = sticky | (small_frame[i] && 5'(i) < c1_shamt);
     end
+    s2_aligned[0] = s2_aligned[0] | (sticky & ~c1_small_zero);
   end
 
-  localparam int unsigned C2W = 28 + 5 + 1 + 8 + 3 + TagWidth;
-  logic           c2_valid, c2_ready;
-  logic [C2W-1:0] c2_data;
-  logic [   27:0] c2_sum;
-  logic [    4:0] c2_lzc;
-  logic           c2_sign;
-  logic [    7:0] c2_exp;
-  logic           c2_zero_sign, c2_nan, c2_inf;
+  localparam int unsigned C2W = 1 + 8 + 23 + 27 + 4 + TagWidth;
+  logic                c2_valid, c2_ready;
+  logic                c2_sign;
+  logic [ 7:0]         c2_exp;
+  logic [22:0]         c2_frac;
+  logic [26:0]         c2_aligned;
+  logic                c2_eff_sub, c2_zero_sign, c2_nan, c2_inf;
   logic [TagWidth-1:0] c2_tag;
 
   fp_pipe_stage #(.Width(C2W), .Enable(Cuts[2])) u_cut2 (
@@ -221,49 +192,33 @@ module fp_add #(
     .rst_i      (rst_i),
     .in_valid_i (c1_valid),
     .in_ready_o (c1_ready),
-    .in_data_i  ({s2_sum, s2_lzc, c1_sign, c1_exp, c1_zero_sign, c1_nan, c1_inf, c1_tag}),
+    .in_data_i  ({c1_big, s2_aligned, c1_eff_sub, c1_zero_sign, c1_nan, c1_inf, c1_tag}),
     .out_valid_o(c2_valid),
     .out_ready_i(c2_ready),
-    .out_data_o (c2_data)
+    .out_data_o ({c2_sign, c2_exp, c2_frac, c2_aligned, c2_eff_sub, c2_zero_sign, c2_nan, c2_inf,
+                  c2_tag})
   );
-  assign {c2_sum, c2_lzc, c2_sign, c2_exp, c2_zero_sign, c2_nan, c2_inf, c2_tag} = c2_data;
 
   // ---------------------------------------------------------------------
-  // 3a. normalize: leading one to bit 27; result exponent e_big + 1 - lzc
-  // (10-bit two's complement, range -26..255 for finite operands).
-  logic [27:0] norm16, norm4, norm;
-  logic [ 9:0] exp_res;
-  logic        s3_zero, s3_uflow, s3_ovf, s3_sticky;
+  // 3. add/sub. The larger magnitude minus the smaller is never negative;
+  // bit 27 of the sum is the carry of an addition. When `big` is zero or
+  // subnormal (then both operands are) the sum is garbage and section 5
+  // selects a zero result instead (exponent 0).
+  logic [26:0] big_frame;
+  logic [27:0] s3_sum;
 
   always_comb begin
-    // Left shift by lzc in three mux levels (16; 0/4/8/12; 0/1/2/3).
-    norm16 = c2_lzc[4] ? {c2_sum[11:0], 16'd0} : c2_sum;
-    unique case (c2_lzc[3:2])
-      2'd0:    norm4 = norm16;
-      2'd1:    norm4 = {norm16[23:0], 4'd0};
-      2'd2:    norm4 = {norm16[19:0], 8'd0};
-      default: norm4 = {norm16[15:0], 12'd0};
-    endcase
-    unique case (c2_lzc[1:0])
-      2'd0:    norm = norm4;
-      2'd1:    norm = {norm4[26:0], 1'd0};
-      2'd2:    norm = {norm4[25:0], 2'd0};
-      default: norm = {norm4[24:0], 3'd0};
-    endcase
-    exp_res   = {2'b00, c2_exp} + 10'd1 - {5'd0, c2_lzc};
-    s3_zero   = !norm[27] || c2_exp == 8'd0;  // exact zero, or both inputs zero/subnormal
-    s3_uflow  = exp_res[9] || exp_res == 10'd0;  // below 2^-126: flush
-    s3_ovf    = !exp_res[9] && exp_res[8:0] >= 9'd255;
-    s3_sticky = norm[2:0] != 3'd0;
+    big_frame = {1'b1, c2_frac, 3'b000};
+    // One carry chain: a - b = a + ~b + 1.
+    s3_sum    = {1'b0, big_frame} + ({1'b0, c2_aligned} ^ {28{c2_eff_sub}}) + 28'(c2_eff_sub);
   end
 
-  localparam int unsigned C3W = 23 + 2 + 8 + 7 + TagWidth;
-  logic           c3_valid, c3_ready;
-  logic [C3W-1:0] c3_data;
-  logic [   22:0] c3_frac;
-  logic           c3_guard, c3_sticky;
-  logic [    7:0] c3_exp;
-  logic           c3_zero, c3_uflow, c3_ovf, c3_sign, c3_zero_sign, c3_nan, c3_inf;
+  localparam int unsigned C3W = 28 + 1 + 8 + 3 + TagWidth;
+  logic                c3_valid, c3_ready;
+  logic [27:0]         c3_sum;
+  logic                c3_sign;
+  logic [ 7:0]         c3_exp;
+  logic                c3_zero_sign, c3_nan, c3_inf;
   logic [TagWidth-1:0] c3_tag;
 
   fp_pipe_stage #(.Width(C3W), .Enable(Cuts[3])) u_cut3 (
@@ -271,40 +226,117 @@ module fp_add #(
     .rst_i      (rst_i),
     .in_valid_i (c2_valid),
     .in_ready_o (c2_ready),
-    .in_data_i  ({norm[26:4], norm[3], s3_sticky, exp_res[7:0], s3_zero, s3_uflow, s3_ovf,
-                  c2_sign, c2_zero_sign, c2_nan, c2_inf, c2_tag}),
+    .in_data_i  ({s3_sum, c2_sign, c2_exp, c2_zero_sign, c2_nan, c2_inf, c2_tag}),
     .out_valid_o(c3_valid),
     .out_ready_i(c3_ready),
-    .out_data_o (c3_data)
+    .out_data_o ({c3_sum, c3_sign, c3_exp, c3_zero_sign, c3_nan, c3_inf, c3_tag})
   );
-  assign {c3_frac, c3_guard, c3_sticky, c3_exp, c3_zero, c3_uflow, c3_ovf, c3_sign, c3_zero_sign,
-          c3_nan, c3_inf, c3_tag} = c3_data;
 
   // ---------------------------------------------------------------------
-  // 3b. round to nearest even and pack. The rounding increment runs over
-  // {exp, frac}, so a fraction carry bumps the exponent and 254 -> 255
-  // yields exactly the Inf encoding.
-  logic        round_up;
-  logic [30:0] rounded;
-  logic [31:0] s4_y;
+  // 4. leading-zero count (a zero sum is caught by its missing leading one).
+  logic [4:0] s4_lzc;
 
   always_comb begin
-    round_up = c3_guard & (c3_sticky | c3_frac[0]);
-    rounded  = {c3_exp, c3_frac} + 31'(round_up);
-    if (c3_nan) s4_y = 32'h7FC0_0000;
-    else if (c3_inf) s4_y = {c3_sign, 8'hFF, 23'd0};
-    else if (c3_zero) s4_y = {c3_zero_sign, 31'd0};
-    else if (c3_ovf) s4_y = {c3_sign, 8'hFF, 23'd0};
-    else if (c3_uflow) s4_y = {c3_sign, 31'd0};
-    else s4_y = {c3_sign, rounded};
+    s4_lzc = 5'd27;
+    for (int i = 0; i < 28; i++) begin
+      if (c3_sum[i]) s4_lzc = 5'(27 - i);
+    end
   end
 
-  fp_pipe_stage #(.Width(32 + TagWidth), .Enable(Cuts[4])) u_cut4 (
+  localparam int unsigned C4W = 28 + 5 + 1 + 8 + 3 + TagWidth;
+  logic                c4_valid, c4_ready;
+  logic [27:0]         c4_sum;
+  logic [ 4:0]         c4_lzc;
+  logic                c4_sign;
+  logic [ 7:0]         c4_exp;
+  logic                c4_zero_sign, c4_nan, c4_inf;
+  logic [TagWidth-1:0] c4_tag;
+
+  fp_pipe_stage #(.Width(C4W), .Enable(Cuts[4])) u_cut4 (
     .clk_i      (clk_i),
     .rst_i      (rst_i),
     .in_valid_i (c3_valid),
     .in_ready_o (c3_ready),
-    .in_data_i  ({s4_y, c3_tag}),
+    .in_data_i  ({c3_sum, s4_lzc, c3_sign, c3_exp, c3_zero_sign, c3_nan, c3_inf, c3_tag}),
+    .out_valid_o(c4_valid),
+    .out_ready_i(c4_ready),
+    .out_data_o ({c4_sum, c4_lzc, c4_sign, c4_exp, c4_zero_sign, c4_nan, c4_inf, c4_tag})
+  );
+
+  // ---------------------------------------------------------------------
+  // 5. normalize: leading one to bit 27; result exponent e_big + 1 - lzc
+  // (10-bit two's complement, range -26..255 for finite operands); round to
+  // nearest even decided on the normalized frame.
+  logic [27:0] norm16, norm4, norm;
+  logic [ 9:0] exp_res;
+  logic        s5_zero, s5_uflow, s5_ovf, s5_round_up;
+
+  always_comb begin
+    // Left shift by lzc in three mux levels (16; 0/4/8/12; 0/1/2/3).
+    norm16 = c4_lzc[4] ? {c4_sum[11:0], 16'd0} : c4_sum;
+    unique case (c4_lzc[3:2])
+      2'd0:    norm4 = norm16;
+      2'd1:    norm4 = {norm16[23:0], 4'd0};
+      2'd2:    norm4 = {norm16[19:0], 8'd0};
+      default: norm4 = {norm16[15:0], 12'd0};
+    endcase
+    unique case (c4_lzc[1:0])
+      2'd0:    norm = norm4;
+      2'd1:    norm = {norm4[26:0], 1'd0};
+      2'd2:    norm = {norm4[25:0], 2'd0};
+      default: norm = {norm4[24:0], 3'd0};
+    endcase
+    exp_res     = {2'b00, c4_exp} + 10'd1 - {5'd0, c4_lzc};
+    s5_zero     = !norm[27] || c4_exp == 8'd0;  // exact zero, or both inputs zero/subnormal
+    s5_uflow    = exp_res[9] || exp_res == 10'd0;  // below 2^-126: flush
+    s5_ovf      = !exp_res[9] && exp_res[8:0] >= 9'd255;
+    // guard norm[3]; sticky norm[2:0]; the kept LSB norm[4]
+    s5_round_up = norm[3] & (norm[2:0] != 3'd0 || norm[4]);
+  end
+
+  localparam int unsigned C5W = 23 + 8 + 8 + TagWidth;
+  logic                c5_valid, c5_ready;
+  logic [22:0]         c5_frac;
+  logic [ 7:0]         c5_exp;
+  logic                c5_round_up, c5_zero, c5_uflow, c5_ovf, c5_sign, c5_zero_sign, c5_nan, c5_inf;
+  logic [TagWidth-1:0] c5_tag;
+
+  fp_pipe_stage #(.Width(C5W), .Enable(Cuts[5])) u_cut5 (
+    .clk_i      (clk_i),
+    .rst_i      (rst_i),
+    .in_valid_i (c4_valid),
+    .in_ready_o (c4_ready),
+    .in_data_i  ({norm[26:4], exp_res[7:0], s5_round_up, s5_zero, s5_uflow, s5_ovf, c4_sign,
+                  c4_zero_sign, c4_nan, c4_inf, c4_tag}),
+    .out_valid_o(c5_valid),
+    .out_ready_i(c5_ready),
+    .out_data_o ({c5_frac, c5_exp, c5_round_up, c5_zero, c5_uflow, c5_ovf, c5_sign, c5_zero_sign,
+                  c5_nan, c5_inf, c5_tag})
+  );
+
+  // ---------------------------------------------------------------------
+  // 6. round and pack. The rounding increment runs over {exp, frac}, so a
+  // fraction carry bumps the exponent and 254 -> 255 yields exactly the Inf
+  // encoding.
+  logic [30:0] rounded;
+  logic [31:0] s6_y;
+
+  always_comb begin
+    rounded = {c5_exp, c5_frac} + 31'(c5_round_up);
+    if (c5_nan) s6_y = 32'h7FC0_0000;
+    else if (c5_inf) s6_y = {c5_sign, 8'hFF, 23'd0};
+    else if (c5_zero) s6_y = {c5_zero_sign, 31'd0};
+    else if (c5_ovf) s6_y = {c5_sign, 8'hFF, 23'd0};
+    else if (c5_uflow) s6_y = {c5_sign, 31'd0};
+    else s6_y = {c5_sign, rounded};
+  end
+
+  fp_pipe_stage #(.Width(32 + TagWidth), .Enable(Cuts[6])) u_cut6 (
+    .clk_i      (clk_i),
+    .rst_i      (rst_i),
+    .in_valid_i (c5_valid),
+    .in_ready_o (c5_ready),
+    .in_data_i  ({s6_y, c5_tag}),
     .out_valid_o(out_valid_o),
     .out_ready_i(out_ready_i),
     .out_data_o ({y_o, tag_o})

@@ -13,7 +13,7 @@ namespace {
 
 using u64 = uint64_t;
 
-constexpr int kActLatency = 6;  // sigmoid/tanh unit (rtl/act/act_pkg.sv ACT_LATENCY)
+constexpr int kActLatency = 8;  // sigmoid/tanh unit (rtl/act/act_pkg.sv ACT_LATENCY)
 // Cycles from the last unit counted to done, besides the output drain: FW, its
 // last h word and gate-store write (plus the store's latency); BW, the state
 // words of the last dh0 unit.

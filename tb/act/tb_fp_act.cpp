@@ -52,7 +52,7 @@ namespace {
 constexpr unsigned kTagWidth = FARNN_PARAM_TagWidth;
 constexpr uint32_t kTagMask = kTagWidth >= 32 ? 0xFFFFFFFFu : ((1u << kTagWidth) - 1);
 constexpr unsigned kLanes = FARNN_PARAM_NumLanes;
-constexpr uint64_t kLatency = 6;  // act_pkg::ACT_LATENCY (fp_act_pipe checks Latency against it)
+constexpr uint64_t kLatency = 8;  // act_pkg::ACT_LATENCY (fp_act_pipe checks Latency against it)
 static_assert(kLanes >= 1 && kLanes <= 2, "fp_act has 1 or 2 lanes");
 static_assert(kLanes * kTagWidth <= 64 && kTagWidth <= 32, "tag vector must fit 64 bits");
 
