@@ -12,28 +12,28 @@
 //   300 MHz default_300mhz_clk1 ── clk_core (MMCM) ─ core clock, at the `make synth` estimate
 //
 // Clock domains: axi_aclk (PCIe, 250 MHz), c0_ddr4_ui_clk (DDR, 300 MHz) and the
-// core clock (the estimate in docs/capacity.md, 111.1 MHz for 16 LUT levels);
+// core clock (the estimate in docs/capacity.md, 142.9 MHz for 12 LUT levels);
 // only the AXI clock converters and the XPM macros cross between them.
 // Resets: the core runs only while the PCIe link is up (XDMA axi_aresetn), the
 // DDR4 controller is calibrated and the MMCM is locked; each domain sees the
 // other domains' readiness through a synchronizer, so both sides of every clock
 // converter are reset together. PERST# also resets the DDR4 controller.
 // LEDs (active high assumed): 0 PCIe link up, 1 DDR4 calibrated, 2 blinks
-// (~1.0 Hz at 133 MHz) while the core clock runs and the core is out of reset.
+// (~1.1 Hz at 142.9 MHz) while the core clock runs and the core is out of reset.
 //
 // farnn_core parameters: the capacity model's BRAM design point for the Alveo
 // U250 (docs/capacity.md; fpga/common/board_params.py turns it into parameters
 // and check_core_params.py keeps these defaults equal to it):
-//   NumPe 1297        the PEs the model fits (LUT-bound) in the U250's user region;
-//   MaxHidden 432     the larger of its LSTM (324) and GRU (432) limits;
+//   NumPe 1253        the PEs the model fits (LUT-bound) in the U250's user region;
+//   MaxHidden 512     the larger of its LSTM (512) and GRU (512) limits;
 //   NumBanks 1        the model gives each PE's whole RAM to one layer; two banks
 //                     would halve the words per bank and the largest layer;
-//   WeightDepth 512   2 RAMB18 per PE, one taken by the accumulators at H = 432:
-//                     one RAMB18 of 512 words for weights (LSTM H <= 324 and GRU
-//                     H <= 432 fit, exactly the model's limits);
+//   WeightDepth 1024  3 RAMB18 per PE, one taken by the accumulators at H = 512:
+//                     two RAMB18 of 512 words for weights (LSTM and GRU H <= 512
+//                     fit, exactly the model's limits);
 //   WeightLanes 16    one 512-bit host beat per weight-stream beat;
 //   MaxBatch 4, MulLatency 2, AddLatency 3: the configuration whose synthesis
-//                     gave the model's fixed cost and the 13-level clock estimate;
+//                     gave the model's fixed cost and the 12-level clock estimate;
 //   StoreAddrWidth 34 the 16 GiB of DDR4 C0 (the MIG's AXI address width).
 // The URAM design point (1216 PEs, LSTM H <= 1024) needs the PE weight RAM
 // marked for UltraRAM in the RTL first. BuildId and ClockKhz come from the Tcl
@@ -45,11 +45,11 @@
 module fpga_u250 #(
   parameter logic [31:0] BuildId        = 32'h0,   // set by the flow: git rev-parse --short=8 HEAD
   parameter logic [31:0] ClockKhz       = 32'd0,   // set by the flow: the make-synth clock estimate
-  parameter int unsigned NumPe          = 1297,
-  parameter int unsigned WeightDepth    = 512,
+  parameter int unsigned NumPe          = 1253,
+  parameter int unsigned WeightDepth    = 1024,
   parameter int unsigned NumBanks       = 1,
   parameter int unsigned WeightLanes    = 16,
-  parameter int unsigned MaxHidden      = 432,
+  parameter int unsigned MaxHidden      = 512,
   parameter int unsigned MaxBatch       = 4,
   parameter int unsigned MulLatency     = 2,
   parameter int unsigned AddLatency     = 3,
