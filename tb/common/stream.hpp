@@ -1,7 +1,8 @@
 // Valid/ready stream components (AXI-Stream rules: transfer on valid && ready,
 // valid never waits for ready, data stable while stalled):
 //   StreamSource<T>     drives a DUT input stream from a queue, inserting random
-//                       idle cycles between items;
+//                       idle cycles between items (and, on request, a fixed
+//                       pause before one item);
 //   StreamSink<T>       accepts a DUT output stream with random backpressure;
 //   HandshakeMonitor<T> checks a DUT output obeys the rules (valid and data held
 //                       while stalled) and counts transfers.
@@ -32,6 +33,14 @@ class StreamSource : public Component {
   void clear() {
     queue_.clear();
     valid_ = false;
+    hold_cycles_ = 0;
+  }
+  // Presents nothing for `cycles` cycles once `sent` items (counted over the
+  // source's life, as sent()) have been accepted: places one item at a chosen
+  // cycle, e.g. in the cycle a watchdog ends the command.
+  void hold_after(uint64_t sent, uint64_t cycles) {
+    hold_at_ = sent;
+    hold_cycles_ = cycles;
   }
   void set_idle_prob(double p) { idle_prob_ = p; }
   // True when every pushed item has been accepted.
@@ -40,7 +49,9 @@ class StreamSource : public Component {
   uint64_t sent() const { return sent_; }
 
   void drive() override {
-    if (!valid_ && !queue_.empty() && !rng_.chance(idle_prob_)) {
+    if (!valid_ && hold_cycles_ > 0 && sent_ == hold_at_) {
+      --hold_cycles_;
+    } else if (!valid_ && !queue_.empty() && !rng_.chance(idle_prob_)) {
       current_ = queue_.front();
       queue_.pop_front();
       valid_ = true;
@@ -63,6 +74,8 @@ class StreamSource : public Component {
   T current_{};
   bool valid_ = false;
   uint64_t sent_ = 0;
+  uint64_t hold_at_ = 0;      // hold_after(): when sent_ reaches this count,
+  uint64_t hold_cycles_ = 0;  // present nothing for this many more cycles
 };
 
 template <class T>

@@ -38,11 +38,14 @@ inline uint64_t abort_bound(const EngineParams& p) {
 constexpr uint64_t kLoadAbortBound = 5;
 
 // How an input stream's frame is sent: `drop` words (weight stream: beats)
-// fewer than the command needs, `extra` surplus ones, or no `last` at all.
+// fewer than the command needs, `extra` surplus ones, or no `last` at all;
+// `hold_final` cycles of silence before the final word the command needs
+// (state, Xp and dh streams).
 struct Framing {
   int drop = 0;
   int extra = 0;
   bool no_last = false;
+  int hold_final = 0;
 };
 
 struct Stress {
@@ -510,8 +513,11 @@ class EngineHarness {
   // extended by surplus words, with `last` on the final one (unless no_last).
   void push_frame(StreamSource<uint64_t>& src, const std::vector<uint32_t>& words, const Framing& f) {
     std::vector<uint32_t> v(words.begin(), words.end() - std::min<size_t>(words.size(), f.drop));
+    const size_t needed = v.size();
+    const uint64_t before = src.sent() + src.pending();
     for (int i = 0; i < f.extra; ++i) v.push_back(0x7f800000u | static_cast<uint32_t>(rng_.range(1, 0x3fffff)));
     for (size_t i = 0; i < v.size(); ++i) src.push(word(v[i], i + 1 == v.size() && !f.no_last));
+    if (f.hold_final > 0 && needed > 0) src.hold_after(before + needed - 1, static_cast<uint64_t>(f.hold_final));
   }
 
   // Output words of a command (a beat's words in lane order); a complete
