@@ -77,6 +77,14 @@ void expect_status(EngineHarness& hx, const CommandResult& r, Status status, Uni
 }
 
 // ------------------------------------------------------------------ framing
+struct StreamFault {
+  const char* name;
+  Op op;
+  Unit unit;
+  Framing EngineCommand::*framing;
+  int stream;  // index into inputs_left
+};
+
 // The final word a command needs on Xp (FORWARD) or dh (BACKWARD), sent
 // without `last` because surplus words follow, is held `hold` cycles. Taken
 // before the watchdog ends the command, it is ERR_TOO_MANY_WORDS; taken in
@@ -85,32 +93,29 @@ void expect_status(EngineHarness& hx, const CommandResult& r, Status status, Uni
 // is closed and nothing of the frame is taken. A search over `hold` finds the
 // watchdog's cycle; that cycle and its two neighbours are checked, and every
 // probe is followed by a bit-exact command.
-void run_final_word_at_watchdog(EngineHarness& hx, const Layer& l, Op op) {
-  const bool fw = op == Op::kForward;
-  const char* name = fw ? "xp (FORWARD)" : "dh (BACKWARD)";
-  const Unit unit = fw ? Unit::kXp : Unit::kDh;
-  const int stream = fw ? 2 : 3;
+void run_final_word_at_watchdog(EngineHarness& hx, const Layer& l, const StreamFault& s) {
+  const bool fw = s.op == Op::kForward;
   constexpr uint32_t kDog = 200;
   constexpr int kExtra = 3;
   enum Outcome { kSurplusFirst, kSameCycle, kClosed };
   auto probe = [&](int hold) {
-    const std::string ctx = std::string(name) + ", final word held " + std::to_string(hold) + " cycles";
+    const std::string ctx = std::string(s.name) + ", final word held " + std::to_string(hold) + " cycles";
     check_load(hx, l, ctx + ", set-up");
     if (!fw) check_forward(hx, l, ctx + ", set-up");
-    EngineCommand c = command(l, op, hx.params().layout());
+    EngineCommand c = command(l, s.op, hx.params().layout());
     c.may_end_early = true;
     c.watchdog = kDog;
-    Framing& f = fw ? c.f_xp : c.f_dh;
+    Framing& f = c.*(s.framing);
     f.extra = kExtra;
     f.hold_final = hold;
     const CommandResult r = hx.run(c, l.budget + 4 * kDog + static_cast<uint64_t>(hold));
-    const size_t left = r.inputs_left[stream];
+    const size_t left = r.inputs_left[s.stream];
     Outcome o;
-    if (r.status == Status::kTooManyWords && r.unit == unit && left == 0) {
+    if (r.status == Status::kTooManyWords && r.unit == s.unit && left == 0) {
       o = kSurplusFirst;
-    } else if (r.status == Status::kTimeout && r.unit == unit && left == 0) {
+    } else if (r.status == Status::kTimeout && r.unit == s.unit && left == 0) {
       o = kSameCycle;
-    } else if (r.status == Status::kTimeout && r.unit == unit && left == 1 + kExtra) {
+    } else if (r.status == Status::kTimeout && r.unit == s.unit && left == 1 + kExtra) {
       o = kClosed;
     } else {
       hx.tb().fail(ctx + ": ended with " + r.describe() + " and " + std::to_string(left) +
@@ -119,30 +124,30 @@ void run_final_word_at_watchdog(EngineHarness& hx, const Layer& l, Op op) {
     fw ? check_forward(hx, l, ctx) : check_backward(hx, l, ctx);
     return o;
   };
-  // The first hold at which the watchdog comes first (outcomes are ordered by hold).
+  // The first hold at which the watchdog comes first (outcomes are ordered by
+  // hold); every hold the search leaves at `lo` was probed surplus-first.
   int lo = 0, hi = static_cast<int>(l.budget + 4 * kDog);
-  if (probe(lo) != kSurplusFirst) hx.tb().fail(std::string(name) + ": the unheld surplus was not ERR_TOO_MANY_WORDS");
-  if (probe(hi) != kClosed) hx.tb().fail(std::string(name) + ": a word held past the watchdog was taken");
+  if (probe(lo) != kSurplusFirst) hx.tb().fail(std::string(s.name) + ": the unheld surplus was not ERR_TOO_MANY_WORDS");
+  Outcome at_hi = probe(hi);
+  if (at_hi != kClosed) hx.tb().fail(std::string(s.name) + ": a word held past the watchdog was taken");
   while (hi - lo > 1) {
     const int mid = lo + (hi - lo) / 2;
-    (probe(mid) == kSurplusFirst ? lo : hi) = mid;
+    const Outcome o = probe(mid);
+    if (o == kSurplusFirst) {
+      lo = mid;
+    } else {
+      hi = mid;
+      at_hi = o;
+    }
   }
-  if (probe(hi) != kSameCycle || probe(hi - 1) != kSurplusFirst || probe(hi + 1) != kClosed) {
-    hx.tb().fail(std::string(name) + ": around a hold of " + std::to_string(hi) +
+  if (at_hi != kSameCycle || probe(hi + 1) != kClosed) {
+    hx.tb().fail(std::string(s.name) + ": around a hold of " + std::to_string(hi) +
                  " cycles the outcomes are not surplus first / same cycle / closed");
   }
   std::printf("  framing: %s final word held %d cycles, taken in the watchdog's cycle: ERR_TIMEOUT, "
               "%d surplus words dropped; %d earlier: ERR_TOO_MANY_WORDS; %d later: not taken\n",
-              name, hi, kExtra, hi - 1, hi + 1);
+              s.name, hi, kExtra, lo, hi + 1);
 }
-
-struct StreamFault {
-  const char* name;
-  Op op;
-  Unit unit;
-  Framing EngineCommand::*framing;
-  int stream;  // index into inputs_left
-};
 
 void run_framing(EngineHarness& hx, uint64_t seed) {
   Rng rng(seed);
@@ -237,8 +242,8 @@ void run_framing(EngineHarness& hx, uint64_t seed) {
   }
   std::printf("  framing: abort_i at %d cycles around and inside the flush of a framing error: every command "
               "ended (surplus without last, watchdog off)\n", ended);
-  run_final_word_at_watchdog(hx, l, Op::kForward);
-  run_final_word_at_watchdog(hx, l, Op::kBackward);
+  run_final_word_at_watchdog(hx, l, streams[2]);  // xp (FORWARD)
+  run_final_word_at_watchdog(hx, l, streams[4]);  // dh (BACKWARD)
 }
 
 // -------------------------------------------------------------------- abort
