@@ -267,11 +267,38 @@ def cell_arcs(c):
         # Q = shift register[A]: the address is a LUT input.
         rd = [p for p in ins if re.match(r"^A\d*$", p)]
         return [(rd, [p for p in outs if p.startswith("Q")], 1, 1)]
-    # FFs, block RAM, URAM: sequential. DSP48E2: a path end (inputs) and a
-    # path start (P) even when Yosys left it without registers, as the flow's
-    # rule says; depth_analysis reports the paths through unregistered DSPs
-    # separately.
+    if t in DSP_TYPES:
+        return dsp_arcs(c, ins, outs)
+    # FFs, block RAM, URAM: sequential.
     return []
+
+
+# A DSP48E2 with neither its multiplier register (MREG) nor its output
+# register (PREG) is combinational from its unregistered inputs to its
+# outputs. DS923 (Virtex UltraScale+ data sheet, DSP48 switching
+# characteristics) gives 410 MHz (-2) for a multiply without pipeline
+# registers (MREG, ADREG): 2.44 ns register to register inside the slice, 5
+# levels of our 0.5 ns a level. Such a DSP costs those 5 levels on every path
+# through it, and its internally registered inputs (AREG, BREG, ...) start a
+# path at 5 levels at its outputs. A DSP with MREG or PREG ends and starts
+# paths, as block RAM does.
+DSP_LEVELS = 5
+DSP_INPUT_REG = {"A": "AREG", "ACIN": "AREG", "B": "BREG", "BCIN": "BREG", "C": "CREG", "D": "DREG",
+                 "CARRYIN": "CARRYINREG", "OPMODE": "OPMODEREG", "ALUMODE": "ALUMODEREG",
+                 "INMODE": "INMODEREG", "CARRYINSEL": "CARRYINSELREG"}
+DSP_INTERNAL = "<registered inside>"
+
+
+def dsp_arcs(c, ins, outs):
+    pr = c.get("parameters", {})
+    if pint(pr.get("MREG", 1)) or pint(pr.get("PREG", 1)):
+        return []
+    comb = [p for p in ins if p not in DSP_INPUT_REG or not pint(pr.get(DSP_INPUT_REG[p], 0))]
+    comb = [p for p in comb if p not in ("CLK",) and not p.startswith("CE") and not p.startswith("RST")]
+    arcs = [(comb, outs, DSP_LEVELS, DSP_LEVELS)]
+    if len(comb) < len([p for p in ins if p != "CLK" and not p.startswith("CE") and not p.startswith("RST")]):
+        arcs.append(([DSP_INTERNAL], outs, DSP_LEVELS, DSP_LEVELS))
+    return arcs
 
 
 def carry_inputs(c, port, idx):
@@ -339,6 +366,11 @@ def depth_analysis(mod, start_bits=None, end_filter=None):
                 if p not in outs:
                     continue
                 comb = True
+                if ins == [DSP_INTERNAL]:
+                    cand = (lc, ec, "reg", (n,))
+                    if res is None or cand[:2] > res[:2]:
+                        res = cand
+                    continue
                 if c["type"] in CARRY_TYPES:
                     srcs = [c["connections"][ip][k] for ip, k in carry_inputs(c, p, idx)]
                 else:

@@ -387,7 +387,8 @@ def write_report(outdir, recs, summ, total_s):
         json.dump(data, f, indent=1, sort_keys=False)
     L = ["FARNN synthesis estimates (Yosys 0.23 synth_xilinx -family xcup, flattened, no I/O buffers)",
          "LUT = LUT1..6 + LUT-RAM LUTs + SRLs; CARRY8 = CARRY4 chains folded in pairs;",
-         "levels = worst register-to-register path in LUT levels (MUXF/CARRY free; DSP/RAM are path ends);",
+         "levels = worst register-to-register path in LUT levels (MUXF/CARRY free; RAM and registered DSPs are",
+         "         path ends; a DSP48E2 without MREG and PREG counts %d levels on every path through it);" % flow.DSP_LEVELS,
          "ext = Vivado-style levels (LUT, MUXF and CARRY8 each count one).", ""]
     for r in recs:
         L.append("%-14s %-9s %s" % (r["block"], r.get("status", "?"),
