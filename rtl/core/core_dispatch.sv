@@ -225,7 +225,12 @@ module core_dispatch #(
   logic [31:0] eff_watchdog;
   assign eff_watchdog = (d_watchdog != 0) ? d_watchdog : watchdog_i;
 
-  // Sizes derived from the descriptor and its lengths.
+  // Sizes derived from the descriptor and its lengths. No multiplier on a
+  // decision's way: the products come from serial multipliers
+  // (prim_mul_serial, a bit a cycle) into registers, B*H from S_DECODE on
+  // and the lengths' products in S_EXTENT; S_EXTENT_WAIT holds the window
+  // checks until they are done (at most 16 cycles), and every size below is
+  // the product shifted, or a sum of two.
   logic        lstm;
   logic [17:0] in_words, out_words;     // words per sequence and step of the per-step streams
   logic [31:0] si_bytes, so_bytes;      // the state streams
@@ -233,20 +238,47 @@ module core_dispatch #(
   logic [31:0] total_q, total_d;
   logic [MaxBatch*16-1:0] lengths_q, lengths_d;
   assign lstm      = (d_cell == 2'd0);
-  assign in_words  = is_bw ? 18'(d_hidden) : 18'(d_hidden) * (lstm ? 18'd4 : 18'd3);
-  assign out_words = is_bw ? 18'(d_hidden) * 18'd4 : 18'(d_hidden);
+  assign in_words  = is_bw ? 18'(d_hidden) : (lstm ? 18'(d_hidden) << 2 : (18'(d_hidden) << 1) + 18'(d_hidden));
+  assign out_words = is_bw ? 18'(d_hidden) << 2 : 18'(d_hidden);
+
+  logic        bh_start, ext_start, bh_busy, th_busy, msi_busy, mso_busy;
+  logic [31:0] bh;                      // B*H
+  logic [63:0] th, msi, mso;            // total*H, (maxlen-1)*in stride, (maxlen-1)*out stride
+  prim_mul_serial #(.AWidth(16), .BWidth(16), .ProdWidth(32)) u_mul_bh (
+    .clk_i, .rst_i, .start_i(bh_start), .a_i(d_batch), .b_i(d_hidden), .busy_o(bh_busy), .prod_o(bh)
+  );
+  prim_mul_serial #(.AWidth(32), .BWidth(16), .ProdWidth(64)) u_mul_th (
+    .clk_i, .rst_i, .start_i(ext_start), .a_i(total_q), .b_i(d_hidden), .busy_o(th_busy), .prod_o(th)
+  );
+  prim_mul_serial #(.AWidth(32), .BWidth(16), .ProdWidth(64)) u_mul_msi (
+    .clk_i, .rst_i, .start_i(ext_start), .a_i(d_in_stride), .b_i(maxlen_q - 16'd1), .busy_o(msi_busy),
+    .prod_o(msi)
+  );
+  prim_mul_serial #(.AWidth(32), .BWidth(16), .ProdWidth(64)) u_mul_mso (
+    .clk_i, .rst_i, .start_i(ext_start), .a_i(d_out_stride), .b_i(maxlen_q - 16'd1), .busy_o(mso_busy),
+    .prod_o(mso)
+  );
+
   // FW (h, c) pairs (LSTM) or h in and out; BW the carry (one word per unit)
   // in, (dh0, dc0) pairs (LSTM) or dh0 out.
-  assign si_bytes  = 32'(d_batch) * 32'(d_hidden) * ((lstm && !is_bw) ? 32'd8 : 32'd4);
-  assign so_bytes  = 32'(d_batch) * 32'(d_hidden) * (lstm ? 32'd8 : 32'd4);
+  assign si_bytes  = (lstm && !is_bw) ? bh << 3 : bh << 2;
+  assign so_bytes  = lstm ? bh << 3 : bh << 2;
 
-  // Extent of a per-step stream: strided, or packed.
-  function automatic logic [63:0] extent(input logic [31:0] stride, input logic [15:0] maxlen,
-                                         input logic [15:0] batch, input logic [31:0] total,
-                                         input logic [17:0] words);
-    if (stride != 0) extent = (64'(maxlen) - 64'd1) * 64'(stride) + 64'(batch) * 64'(words) * 64'd4;
-    else extent = 64'(total) * 64'(words) * 64'd4;
-  endfunction
+  // Extent of a per-step stream: strided, (maxlen - 1) * stride + B * words
+  // * 4, or packed, total * words * 4; words * 4 is H times 16 (LSTM FW in,
+  // BW out), 12 (GRU FW in) or 4. Registered: the window checks read them.
+  logic [63:0] bh16, bh12, bh4, th16, th12, th4, ext_in_q, ext_out_q;
+  assign bh4  = 64'(bh) << 2;
+  assign bh16 = 64'(bh) << 4;
+  assign bh12 = (64'(bh) << 3) + bh4;
+  assign th4  = th << 2;
+  assign th16 = th << 4;
+  assign th12 = (th << 3) + th4;
+  always_ff @(posedge clk_i) begin
+    ext_in_q  <= (d_in_stride != 0) ? msi + (is_bw ? bh4 : (lstm ? bh16 : bh12))
+                                    : (is_bw ? th4 : (lstm ? th16 : th12));
+    ext_out_q <= (d_out_stride != 0) ? mso + (is_bw ? bh16 : bh4) : (is_bw ? th16 : th4);
+  end
 
   // -------------------------------------------------------------- state
   typedef enum logic [4:0] {
@@ -259,6 +291,8 @@ module core_dispatch #(
     S_PRE_WIN,
     S_LENGTHS,
     S_LENGTHS_DATA,
+    S_EXTENT,
+    S_EXTENT_WAIT,
     S_POST_WIN,
     S_ISSUE,
     S_WAIT_RUN,
@@ -345,6 +379,20 @@ module core_dispatch #(
     .ok_o       (win_ok)
   );
 
+  // Which ranges of each phase are checked at all, registered from the
+  // descriptor and the ring's registers (stable through the phases) so that
+  // the phase's next-state logic selects a register bit: S_RING_WIN {write-back
+  // word, descriptor}, S_PRE_WIN its one range, S_POST_WIN {progress word,
+  // gate word, state out, state in, out, in}.
+  logic [1:0] ring_valid_q;
+  logic       pre_valid_q;
+  logic [7:0] post_valid_q;  // indices 6, 7: none
+  always_ff @(posedge clk_i) begin
+    ring_valid_q <= {ring_wb_addr_i != 0, 1'b1};
+    pre_valid_q  <= is_load || is_run || (is_wait && !addr0_zero) || is_signal;
+    post_valid_q <= {2'b00, d_every != 0, d_gate_enable && d_gate_poll, 4'b1111};
+  end
+
   // The ranges to check in the current phase: index chk_q of chk_count.
   always_comb begin
     chk_valid  = 1'b0;
@@ -355,13 +403,12 @@ module core_dispatch #(
     chk_count  = 3'd0;
     if (state_q == S_RING_WIN) begin
       chk_count = 3'd2;
+      chk_valid = ring_valid_q[chk_q[0]];
       if (chk_q == 3'd0) begin
-        chk_valid  = 1'b1;
         chk_addr   = desc_addr;
         chk_bytes  = 64'd128;
         chk_stream = core_regs_pkg::STREAM_DESC;
       end else begin
-        chk_valid  = (ring_wb_addr_i != 0);
         chk_write  = 1'b1;
         chk_addr   = ring_wb_addr_i;
         chk_bytes  = 64'd4;
@@ -369,23 +416,20 @@ module core_dispatch #(
       end
     end else if (state_q == S_PRE_WIN) begin
       chk_count = 3'd1;
+      chk_valid = pre_valid_q;
       if (is_load) begin
-        chk_valid  = 1'b1;
         chk_addr   = d_addr0;
         chk_bytes  = 64'(d_len0);
         chk_stream = core_regs_pkg::STREAM_WEIGHTS;
       end else if (is_run) begin
-        chk_valid  = 1'b1;
         chk_addr   = d_addr0;
         chk_bytes  = 64'(d_batch) * 64'd4;
         chk_stream = core_regs_pkg::STREAM_LENGTHS;
       end else if (is_wait) begin
-        chk_valid  = !addr0_zero;
         chk_addr   = d_addr0;
         chk_bytes  = 64'd4;
         chk_stream = core_regs_pkg::STREAM_WAIT_POLL;
       end else if (is_signal) begin
-        chk_valid  = 1'b1;
         chk_write  = 1'b1;
         chk_addr   = d_addr0;
         chk_bytes  = 64'd4;
@@ -393,17 +437,17 @@ module core_dispatch #(
       end
     end else if (state_q == S_POST_WIN) begin
       chk_count = 3'd6;
-      chk_valid = 1'b1;
+      chk_valid = post_valid_q[chk_q];
       case (chk_q)
         3'd0: begin
           chk_addr   = d_in_addr;
-          chk_bytes  = extent(d_in_stride, maxlen_q, d_batch, total_q, in_words);
+          chk_bytes  = ext_in_q;
           chk_stream = is_bw ? core_regs_pkg::STREAM_DH : core_regs_pkg::STREAM_XP;
         end
         3'd1: begin
           chk_write  = 1'b1;
           chk_addr   = d_out_addr;
-          chk_bytes  = extent(d_out_stride, maxlen_q, d_batch, total_q, out_words);
+          chk_bytes  = ext_out_q;
           chk_stream = is_bw ? core_regs_pkg::STREAM_DELTA : core_regs_pkg::STREAM_H;
         end
         3'd2: begin
@@ -418,13 +462,11 @@ module core_dispatch #(
           chk_stream = core_regs_pkg::STREAM_STATE_OUT;
         end
         3'd4: begin
-          chk_valid  = d_gate_enable && d_gate_poll;
           chk_addr   = d_gate_addr;
           chk_bytes  = 64'd4;
           chk_stream = core_regs_pkg::STREAM_WAIT_POLL;
         end
         default: begin
-          chk_valid  = (d_every != 0);
           chk_write  = 1'b1;
           chk_addr   = d_prog_addr;
           chk_bytes  = 64'd4;
@@ -509,6 +551,11 @@ module core_dispatch #(
   // Ring configuration: size a power of two >= 2, base 128-byte aligned,
   // write-back word aligned, tail at most a ring ahead of the completions.
   logic ring_ok;
+  // A descriptor is pending (enabled, head behind the tail), registered: the
+  // 32-bit compare stays off the next-state logic. Set only after a cycle in
+  // S_IDLE, where head_q does not move, so it is never stale there.
+  logic pend_q;
+  always_ff @(posedge clk_i) pend_q <= (state_q == S_IDLE) && enable_i && (head_q != ring_tail_i);
   assign ring_ok = (ring_size_i >= 32'd2) && ((ring_size_i & ring_mask) == 0) &&
                    (ring_base_i[6:0] == 7'd0) && (ring_wb_addr_i[1:0] == 2'd0) &&
                    (ring_tail_i - done_q <= ring_size_i);  // no more pending than the ring holds
@@ -610,7 +657,7 @@ module core_dispatch #(
     // ---- the main sequence
     case (state_q)
       S_IDLE: begin
-        if (enable_i && head_q != ring_tail_i) begin
+        if (pend_q) begin
           if (!ring_ok) begin
             pf_err_d    = core_regs_pkg::ERR_RING;
             pf_kind_d   = core_regs_pkg::FAULT_KIND_RING;
@@ -701,10 +748,15 @@ module core_dispatch #(
           end
           if (ctl_last_i) begin
             chk_d   = '0;
-            state_d = len_bad_d ? S_FENCE_FAULT : S_POST_WIN;
+            state_d = len_bad_d ? S_FENCE_FAULT : S_EXTENT;
           end
         end
       end
+
+      // The lengths' products start (S_EXTENT) and finish; the extents'
+      // registers hold their sums the cycle after.
+      S_EXTENT: state_d = S_EXTENT_WAIT;
+      S_EXTENT_WAIT: if (!bh_busy && !th_busy && !msi_busy && !mso_busy) state_d = S_POST_WIN;
 
       S_ISSUE: begin
         if (is_load) begin
@@ -943,6 +995,8 @@ module core_dispatch #(
   end
 
   // LOAD beside a run on another bank, a run beside a LOAD of another bank.
+  assign bh_start  = state_q == S_DECODE;
+  assign ext_start = state_q == S_EXTENT;
   assign ld_issue  = state_q == S_ISSUE && is_load && !ld_busy_q && !(run_busy_q && run_bank_q == d_bank);
   assign run_issue = state_q == S_ISSUE && is_run && !run_busy_q && !(ld_busy_q && ld_bank_q == d_bank);
 

@@ -9,7 +9,16 @@
 //   base + steps_before(t) * words * 4        (stride == 0: packed, PyTorch order)
 // where steps_before(t) counts the (t', b) steps with t' < t. The last chunk
 // is marked `last` (it ends the engine stream's portion).
-// Latency: one cycle between a chunk being taken and the next being offered.
+//
+// No multiplier on a chunk's way: a cursor walks the addresses (forward: +=
+// stride, or += the chunk's bytes; backward: -= stride, or -= the chunk's
+// bytes from the packed stream's end), the chunk's bytes are running * words
+// * 4 by shift and add (running <= MaxBatch), and the backward's start,
+// base + (maxlen - 1) * stride or base + total * words * 4, comes from a
+// serial multiplier (prim_mul_serial) at the start.
+// Latency: start -> first chunk offered 5 cycles (forward), 4 + max(1, bit
+// length of maxlen - 1, or of words when packed) cycles (backward); a chunk
+// taken -> the next offered 4 cycles.
 `default_nettype none
 
 module core_walker #(
@@ -36,76 +45,62 @@ module core_walker #(
   output logic [15:0]            out_index_o  // k
 );
 
-  typedef enum logic [1:0] {
+  localparam int unsigned RunW = $clog2(MaxBatch + 1);
+
+  typedef enum logic [2:0] {
     W_IDLE,
-    W_CALC,
+    W_INIT,   // the serial multiplier forms the backward's start offset
+    W_RUN,    // running_q <- the running sequences of step t
+    W_BYTES,  // bytes_q <- running * words * 4
+    W_ADDR,   // addr_q <- the chunk's address from the cursor
     W_OFFER
   } state_e;
 
   state_e        state_q, state_d;
-  logic          bw_q;
-  logic [15:0]   batch_q, maxlen_q, k_q, k_d;
+  logic          bw_q, packed_q;
+  logic [15:0]   batch_q, maxlen_q, k_q, t_q;
   logic [MaxBatch*16-1:0] lengths_q;
-  logic [31:0]   off_q, off_d, rem_q, rem_d, stride_q;
-  logic [63:0]   base_q, addr_q, addr_d;
+  logic [31:0]   stride_q;
   logic [17:0]   words_q;
-  logic [31:0]   bytes_q, bytes_d;
-  logic [15:0]   t, running;
-  logic [MaxBatch-1:0] unused_mask;
-  logic [31:0]   slot_off;
+  logic [63:0]   base_q, cur_q, addr_q;
+  logic [31:0]   bytes_q;
+  logic [RunW-1:0] running_q;
+  logic          last_q;
 
-  assign t = bw_q ? (maxlen_q - 16'd1 - k_q) : k_q;
+  // The backward's start offset: (maxlen - 1) * stride, or total * words (* 4).
+  logic        mul_start, mul_busy;
+  logic [63:0] mul_prod;
+  prim_mul_serial #(.AWidth(32), .BWidth(18), .ProdWidth(64)) u_mul (
+    .clk_i,
+    .rst_i,
+    .start_i(mul_start),
+    .a_i    ((stride_i != 0) ? stride_i : total_i),
+    .b_i    ((stride_i != 0) ? 18'(16'(maxlen_i - 16'd1)) : (bw_i ? words_i : 18'd0)),
+    .busy_o (mul_busy),
+    .prod_o (mul_prod)
+  );
+  assign mul_start = start_i && bw_i;
 
+  logic [MaxBatch-1:0] run_mask;
+  logic [15:0]         run_count;
   running_slots #(.MaxBatch(MaxBatch)) u_running (
     .lengths_i(lengths_q),
     .batch_i  (batch_q),
-    .t_i      (t),
-    .mask_o   (unused_mask),
-    .count_o  (running)
+    .t_i      (t_q),
+    .mask_o   (run_mask),
+    .count_o  (run_count)
   );
+  logic unused_run;
+  assign unused_run = ^{run_mask, run_count[15:RunW]};
 
-  assign slot_off = bw_q ? (rem_q - 32'(running)) : off_q;
-
+  // running * words * 4, shift and add over the bits of running.
+  logic [31:0] chunk_bytes;
   always_comb begin
-    state_d = state_q;
-    k_d     = k_q;
-    off_d   = off_q;
-    rem_d   = rem_q;
-    addr_d  = addr_q;
-    bytes_d = bytes_q;
-    case (state_q)
-      W_IDLE: ;
-      W_CALC: begin
-        bytes_d = 32'(running) * 32'(words_q) * 32'd4;
-        addr_d  = base_q + ((stride_q != 0) ? 64'(t) * 64'(stride_q)
-                                            : 64'(slot_off) * 64'(words_q) * 64'd4);
-        off_d   = off_q + 32'(running);
-        rem_d   = rem_q - 32'(running);
-        state_d = W_OFFER;
-      end
-      W_OFFER: begin
-        if (out_ready_i) begin
-          k_d     = k_q + 16'd1;
-          state_d = (k_q + 16'd1 == maxlen_q) ? W_IDLE : W_CALC;
-        end
-      end
-      default: state_d = W_IDLE;
-    endcase
-    if (abort_i) state_d = W_IDLE;
-    if (start_i) begin
-      state_d = W_CALC;
-      k_d     = '0;
-      off_d   = '0;
-      rem_d   = total_i;
+    chunk_bytes = '0;
+    for (int unsigned i = 0; i < RunW; i++) begin
+      if (running_q[i]) chunk_bytes = chunk_bytes + (32'(words_q) << (i + 2));
     end
   end
-
-  assign busy_o      = (state_q != W_IDLE);
-  assign out_valid_o = (state_q == W_OFFER);
-  assign out_addr_o  = addr_q;
-  assign out_bytes_o = bytes_q;
-  assign out_last_o  = (k_q + 16'd1 == maxlen_q);
-  assign out_index_o = k_q;
 
   always_ff @(posedge clk_i) begin
     if (rst_i) begin
@@ -113,21 +108,67 @@ module core_walker #(
     end else begin
       state_q <= state_d;
     end
-    k_q     <= k_d;
-    off_q   <= off_d;
-    rem_q   <= rem_d;
-    addr_q  <= addr_d;
-    bytes_q <= bytes_d;
+  end
+
+  always_comb begin
+    state_d = state_q;
+    case (state_q)
+      W_IDLE:  ;
+      W_INIT:  if (!bw_q || !mul_busy) state_d = W_RUN;
+      W_RUN:   state_d = W_BYTES;
+      W_BYTES: state_d = W_ADDR;
+      W_ADDR:  state_d = W_OFFER;
+      W_OFFER: if (out_ready_i) state_d = last_q ? W_IDLE : W_RUN;
+      default: state_d = W_IDLE;
+    endcase
+    if (abort_i) state_d = W_IDLE;
+    if (start_i) state_d = W_INIT;
+  end
+
+  always_ff @(posedge clk_i) begin
     if (start_i) begin
       bw_q      <= bw_i;
+      packed_q  <= (stride_i == 0);
       batch_q   <= batch_i;
       lengths_q <= lengths_i;
       maxlen_q  <= maxlen_i;
       base_q    <= base_i;
       stride_q  <= stride_i;
       words_q   <= words_i;
+      k_q       <= '0;
+      t_q       <= bw_i ? maxlen_i - 16'd1 : 16'd0;
+      last_q    <= (maxlen_i == 16'd1);
+    end else begin
+      case (state_q)
+        W_INIT: begin
+          // The cursor: forward base; backward base + the start offset.
+          if (!bw_q) cur_q <= base_q;
+          else if (packed_q) cur_q <= base_q + (mul_prod << 2);
+          else cur_q <= base_q + mul_prod;
+        end
+        W_RUN:   running_q <= RunW'(run_count);
+        W_BYTES: bytes_q <= chunk_bytes;
+        W_ADDR:  addr_q <= (bw_q && packed_q) ? cur_q - 64'(bytes_q) : cur_q;
+        W_OFFER: begin
+          if (out_ready_i) begin
+            k_q    <= k_q + 16'd1;
+            t_q    <= bw_q ? t_q - 16'd1 : t_q + 16'd1;
+            last_q <= (k_q + 16'd2 == maxlen_q);
+            if (packed_q) cur_q <= bw_q ? addr_q : cur_q + 64'(bytes_q);
+            else cur_q <= bw_q ? cur_q - 64'(stride_q) : cur_q + 64'(stride_q);
+          end
+        end
+        default: ;
+      endcase
     end
   end
+
+  assign busy_o      = (state_q != W_IDLE);
+  assign out_valid_o = (state_q == W_OFFER);
+  assign out_addr_o  = addr_q;
+  assign out_bytes_o = bytes_q;
+  assign out_last_o  = last_q;
+  assign out_index_o = k_q;
 
 endmodule
 

@@ -319,11 +319,13 @@ module engine #(
     .state_last_i      (state_in_last_i),
     .xp_open_o         (xp_open),
     .xp_skip_o         (xp_skip),
+    .xp_valid_i,
     .xp_word_i         (xp_word),
     .xp_last_i,
     .xp_unit_i         (xp_unit),
     .dh_open_o         (dh_open),
     .dh_skip_o         (dh_skip),
+    .dh_valid_i,
     .dh_word_i         (dh_word),
     .dh_last_i,
     .load_hbuf_we_o    (load_hbuf_we),
@@ -499,16 +501,29 @@ module engine #(
   assign mem_rsp_ready_o = (run_bw && !rsp_stale) ? rec_fifo_ready : 1'b1;
   assign rec_push        = mem_rsp_valid_i && run_bw && !rsp_stale && rec_fifo_ready;
 
+  // The step descriptors (slot, last/final flag) for the activation unit.
+  // The sequencer's push is registered on its way in: its token decision
+  // stays off the FIFO's count and RAM write. The unit reads a descriptor
+  // only when its step's results arrive, many cycles after the token that
+  // pushed it, so no cycle moves.
   logic             desc_valid, desc_ready, desc_flag;
   logic [BWidth-1:0] desc_batch;
+  logic             desc_in_q, desc_in_flag_q;
+  logic [BWidth-1:0] desc_in_batch_q;
   logic             unused_desc_in_ready;
   logic [$clog2(8+2)-1:0] unused_desc_count;
+  always_ff @(posedge clk_i) begin
+    if (dp_rst) desc_in_q <= 1'b0;
+    else desc_in_q <= desc_push;
+    desc_in_batch_q <= desc_push_batch;
+    desc_in_flag_q  <= desc_push_flag;
+  end
   prim_fifo #(.Width(BWidth + 1), .Depth(8)) u_desc_fifo (
     .clk_i,
     .rst_i      (dp_rst),
-    .in_valid_i (desc_push),
+    .in_valid_i (desc_in_q),
     .in_ready_o (unused_desc_in_ready),
-    .in_data_i  ({desc_push_flag, desc_push_batch}),
+    .in_data_i  ({desc_in_flag_q, desc_in_batch_q}),
     .out_valid_o(desc_valid),
     .out_ready_i(desc_ready),
     .out_data_o ({desc_flag, desc_batch}),
@@ -780,7 +795,7 @@ module engine #(
       assert (!(dout_push && !dout_fifo_ready)) else $error("engine: delta output FIFO overflow");
       assert (!(sout_push && !sout_fifo_ready)) else $error("engine: state output FIFO overflow");
       assert (!(store_push && !store_fifo_ready)) else $error("engine: gate store FIFO overflow");
-      assert (!(desc_push && !unused_desc_in_ready)) else $error("engine: descriptor FIFO overflow");
+      assert (!(desc_in_q && !unused_desc_in_ready)) else $error("engine: descriptor FIFO overflow");
     end
   end
 `endif

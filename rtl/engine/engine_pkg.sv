@@ -145,10 +145,15 @@ package engine_pkg;
                                                   input int unsigned add_lat);
     bw_pitch_sparse = (num_chains > lanes * (add_lat + 1)) ? num_chains : lanes * (add_lat + 1);
   endfunction
+  // BW: cycles from a wave's first line to its last, (lines - 1) * pitch:
+  // the one product of the grid's rules. The rules below take it as `lp`
+  // (the sequencer registers it ahead of the cycle that derives them).
+  function automatic int unsigned bw_line_span(input int unsigned pitch, input int unsigned lines);
+    bw_line_span = (lines - 1) * pitch;
+  endfunction
   // BW: cycles a wave's tokens take, first to last + 1, for the chains it reaches.
-  function automatic int unsigned bw_wave_span(input int unsigned chains_reached, input int unsigned pitch,
-                                               input int unsigned lines);
-    bw_wave_span = (lines - 1) * pitch + chains_reached;
+  function automatic int unsigned bw_wave_span(input int unsigned chains_reached, input int unsigned lp);
+    bw_wave_span = lp + chains_reached;
   endfunction
   // The pitch of a command: sparse unless its grid outlasts max(H, AddLatency + 2).
   function automatic int unsigned bw_pitch(input int unsigned hidden, input int unsigned num_chains,
@@ -157,20 +162,23 @@ package engine_pkg;
     int unsigned sparse, busy;
     sparse = bw_pitch_sparse(num_chains, lanes, add_lat);
     busy   = (hidden > add_lat + 2) ? hidden : add_lat + 2;
-    bw_pitch = (bw_wave_span(num_chains, sparse, lines) <= busy) ? sparse : num_chains;
+    bw_pitch = (bw_wave_span(num_chains, bw_line_span(sparse, lines)) <= busy) ? sparse : num_chains;
   endfunction
   // The skews the grid leaves: the REDUCE waits for the latest token relative
   // to the reduction's sweep (plus the chains the last wave reaches, - 1),
   // the next wave for the earliest.
-  function automatic int unsigned bw_skew_reduce(input int unsigned pitch, input int unsigned lines,
-                                                 input int unsigned lanes, input int unsigned add_lat);
-    bw_skew_reduce = (pitch > lanes * (add_lat + 1)) ? (lines - 1) * (pitch - lanes * (add_lat + 1)) : 0;
+  // (lines - 1) * (pitch - sparse) is lp minus a constant product.
+  function automatic int unsigned bw_skew_reduce(input int unsigned pitch, input int unsigned lp,
+                                                 input int unsigned lines, input int unsigned lanes,
+                                                 input int unsigned add_lat);
+    bw_skew_reduce = (pitch > lanes * (add_lat + 1)) ? lp - (lines - 1) * lanes * (add_lat + 1) : 0;
   endfunction
   function automatic int unsigned bw_skew_next(input int unsigned gate_rows, input int unsigned pitch,
-                                               input int unsigned lines, input int unsigned lanes,
-                                               input int unsigned add_lat);
+                                               input int unsigned lp, input int unsigned lines,
+                                               input int unsigned lanes, input int unsigned add_lat);
     bw_skew_next = ((gate_rows < lanes) ? gate_rows - 1 : lanes - 1) * (add_lat + 1);
-    if (pitch < lanes * (add_lat + 1)) bw_skew_next = bw_skew_next + (lines - 1) * (lanes * (add_lat + 1) - pitch);
+    if (pitch < lanes * (add_lat + 1))
+      bw_skew_next = bw_skew_next + (lines - 1) * lanes * (add_lat + 1) - lp;
   endfunction
   // RowLanes for a chain geometry: 4 where its sparse grid leaves the smaller
   // skews (long or many chains), else 1 (fewer relay registers). 4 needs
@@ -180,9 +188,13 @@ package engine_pkg;
     int unsigned len;
     len = num_pe / num_chains;
     if (len % 4 != 0) row_lanes = 1;
-    else if (bw_skew_reduce(bw_pitch_sparse(num_chains, 4, add_lat), len / 4, 4, add_lat) +
-             bw_skew_next(4, bw_pitch_sparse(num_chains, 4, add_lat), len / 4, 4, add_lat) <
-             bw_skew_reduce(bw_pitch_sparse(num_chains, 1, add_lat), len, 1, add_lat)) row_lanes = 4;
+    else if (bw_skew_reduce(bw_pitch_sparse(num_chains, 4, add_lat),
+                            bw_line_span(bw_pitch_sparse(num_chains, 4, add_lat), len / 4), len / 4, 4, add_lat) +
+             bw_skew_next(4, bw_pitch_sparse(num_chains, 4, add_lat),
+                          bw_line_span(bw_pitch_sparse(num_chains, 4, add_lat), len / 4), len / 4, 4, add_lat) <
+             bw_skew_reduce(bw_pitch_sparse(num_chains, 1, add_lat),
+                            bw_line_span(bw_pitch_sparse(num_chains, 1, add_lat), len), len, 1, add_lat))
+      row_lanes = 4;
     else row_lanes = 1;
   endfunction
   // BW: start-to-start spacing of the waves of delta rows: a PE's H MACs per
@@ -198,22 +210,22 @@ package engine_pkg;
   // partials reach it (the REDUCE reaches every chain head at once), and the
   // REDUCE follows the wave's last token.
   function automatic int unsigned bw_reduce_gap(input int unsigned hidden, input int unsigned chains_reached,
-                                                input int unsigned pitch, input int unsigned lines,
-                                                input int unsigned lanes, input int unsigned mul_lat,
-                                                input int unsigned add_lat);
+                                                input int unsigned pitch, input int unsigned lp,
+                                                input int unsigned lines, input int unsigned lanes,
+                                                input int unsigned mul_lat, input int unsigned add_lat);
     int unsigned span;
     bw_reduce_gap = ((hidden > add_lat + 2) ? hidden : add_lat + 2) + mul_lat +
-                    bw_skew_reduce(pitch, lines, lanes, add_lat) + chains_reached - 1;
-    span = bw_wave_span(chains_reached, pitch, lines);
+                    bw_skew_reduce(pitch, lp, lines, lanes, add_lat) + chains_reached - 1;
+    span = bw_wave_span(chains_reached, lp);
     if (bw_reduce_gap < span) bw_reduce_gap = span;
   endfunction
   // BW: the REDUCE token to the next wave: the reduction partials have passed
   // a PE (H of them) before its new MACs use the adder.
   function automatic int unsigned bw_after_reduce(input int unsigned hidden, input int unsigned gate_rows,
-                                                  input int unsigned pitch, input int unsigned lines,
-                                                  input int unsigned lanes, input int unsigned mul_lat,
-                                                  input int unsigned add_lat);
-    bw_after_reduce = hidden + bw_skew_next(gate_rows, pitch, lines, lanes, add_lat);
+                                                  input int unsigned pitch, input int unsigned lp,
+                                                  input int unsigned lines, input int unsigned lanes,
+                                                  input int unsigned mul_lat, input int unsigned add_lat);
+    bw_after_reduce = hidden + bw_skew_next(gate_rows, pitch, lp, lines, lanes, add_lat);
     bw_after_reduce = (bw_after_reduce > mul_lat + 1) ? bw_after_reduce - mul_lat : 1;
   endfunction
 

@@ -118,13 +118,18 @@ module sequencer #(
   input  logic                    state_last_i,
   // Input streams buffered elsewhere: open while words may still be accepted;
   // skip: drop words up to `last` (the surplus after ERR_TOO_MANY_WORDS).
+  // valid: the stream's own valid (while skipping, ready is the skip itself,
+  // so a word is taken exactly when one is valid; S_SKIP reads valid and
+  // keeps the ready logic off its next state).
   output logic                    xp_open_o,
   output logic                    xp_skip_o,
+  input  logic                    xp_valid_i,
   input  logic                    xp_word_i,
   input  logic                    xp_last_i,
   input  logic                    xp_unit_i,
   output logic                    dh_open_o,
   output logic                    dh_skip_o,
+  input  logic                    dh_valid_i,
   input  logic                    dh_word_i,
   input  logic                    dh_last_i,
   // Loading the h buffer and the state RAM.
@@ -414,13 +419,19 @@ module sequencer #(
   logic        grid_clear;               // back to the first wave (REDUCE, set-up)
   logic [RowLanes-1:0] grp_mask;
   logic [31:0]   q_last;                 // chains the last wave reaches (S_DERIVE)
-  logic [31:0]   pitch;                  // the command's grid pitch (S_DERIVE)
+  logic [31:0]   pitch_r, lp_r;          // the command's grid pitch, (Lines - 1) * pitch
   logic [31:0]   span_full, span_last;   // a full and the last wave's token span (S_DERIVE)
-  assign pitch  = engine_pkg::bw_pitch(32'(hid_q), NumChains, Lines, RowLanes, La);
+  // The pitch and its one product are registered from H as it stands: S_SETUP
+  // takes H, and S_DERIVE comes at least three cycles later (S_LENGTHS and
+  // S_DIVIDE take one or more each), when both hold the command's values.
+  always_ff @(posedge clk_i) begin
+    pitch_r <= engine_pkg::bw_pitch(32'(hid_q), NumChains, Lines, RowLanes, La);
+    lp_r    <= engine_pkg::bw_line_span(pitch_r, Lines);
+  end
   assign q_last = (NumChains == 1) ? 32'd1 :
                   ((((rem_q == 0) ? NumPe : 32'(rem_q)) - 1) >> ChainBits) + 1;
-  assign span_full = engine_pkg::bw_wave_span(NumChains, pitch, Lines);
-  assign span_last = engine_pkg::bw_wave_span(q_last, pitch, Lines);
+  assign span_full = engine_pkg::bw_wave_span(NumChains, lp_r);
+  assign span_last = engine_pkg::bw_wave_span(q_last, lp_r);
   assign need      = CrW'(hid_q);
   assign fw_last_t = tl_q[BWidth'(b_q)];            // the sequence's last step
   assign bw_final  = fin_q;
@@ -760,12 +771,13 @@ module sequencer #(
         s_fw_d   = 16'(engine_pkg::fw_elem_spacing(32'(quo_q) + 32'(rem_q != 0), 32'(hid_q), La));
         s_fwb_d  = 16'(engine_pkg::fw_step_spacing(32'(quo_q) + 32'(rem_q != 0), 32'(hid_q), La));
         l_res_d  = engine_pkg::fw_result_gap(32'(quo_q) + 32'(rem_q != 0), 32'(gh_q), 32'(hid_q), Lm, La);
-        pitch_d  = 16'(pitch);
+        pitch_d  = 16'(pitch_r);
         s_bw_d   = 16'(engine_pkg::bw_wave_spacing(32'(hid_q), span_full, La) - span_full);
         q_last_d = 16'(q_last);
         q_lm1_d  = 16'(q_last - 1);
-        s_red_d  = 16'(engine_pkg::bw_reduce_gap(32'(hid_q), q_last, pitch, Lines, RowLanes, Lm, La) - span_last);
-        s_ared_d = 16'(engine_pkg::bw_after_reduce(32'(hid_q), 32'(gh_q), pitch, Lines, RowLanes, Lm, La));
+        s_red_d  = 16'(engine_pkg::bw_reduce_gap(32'(hid_q), q_last, pitch_r, lp_r, Lines, RowLanes, Lm, La) -
+                       span_last);
+        s_ared_d = 16'(engine_pkg::bw_after_reduce(32'(hid_q), 32'(gh_q), pitch_r, lp_r, Lines, RowLanes, Lm, La));
         state_d  = S_PRODUCT;
       end
 
@@ -1059,9 +1071,9 @@ module sequencer #(
           state_ready_o = 1'b1;
           if (state_valid_i && state_last_i) state_d = S_DONE;
         end else if (skip_q == engine_pkg::UNIT_XP) begin
-          if (xp_word_i && xp_last_i) state_d = S_DONE;
+          if (xp_valid_i && xp_last_i) state_d = S_DONE;
         end else if (skip_q == engine_pkg::UNIT_DH) begin
-          if (dh_word_i && dh_last_i) state_d = S_DONE;
+          if (dh_valid_i && dh_last_i) state_d = S_DONE;
         end else begin
           state_d = S_DONE;
         end
@@ -1379,6 +1391,9 @@ module sequencer #(
     if (!rst_i) begin
       assert (!(pv_we && state_d == S_RUN && !nb_same[16] && !fin_q && (is_fw || t_q != 0) && !nb_next[16]))
       else $error("sequencer: no running sequence at the next time step");
+      // S_SKIP reads valid for the word it takes (see the port list).
+      assert (!xp_skip_o || xp_word_i == xp_valid_i) else $error("sequencer: xp skip without ready");
+      assert (!dh_skip_o || dh_word_i == dh_valid_i) else $error("sequencer: dh skip without ready");
     end
   end
   initial begin

@@ -17,6 +17,10 @@
 //                    SIGNAL, FORWARD gated per step on a doorbell written late
 //                    and at random by a simulated GPU, progress words, the
 //                    completion interrupt and its acknowledge;
+//   --suite extents  per-step streams packed and strided (a stride per step),
+//                    FORWARD and BACKWARD, LSTM and GRU: every stream's window
+//                    check at exactly its extent passes (bit-exact, the gaps
+//                    of a strided output untouched) and 4 bytes short fails;
 //   --suite speed    a full-size layer with DDR-like card latency and
 //                    backpressure: no gate-store stall, and the shell adds at
 //                    most a few host round trips per command (cycle checks).
@@ -498,6 +502,159 @@ void suite_signal(CoreHarness& hx) {
   }
 }
 
+// ----------------------------------------------------------- extents suite
+// The per-step streams in the padded layout (a stride per step) and the exact
+// byte extent the dispatcher checks for every stream of a FORWARD and a
+// BACKWARD, LSTM and GRU, packed and strided. The extents are computed here
+// from the descriptor's rules, independently of the RTL:
+//   per-step, strided: (maxlen - 1) * stride + B * words * 4
+//   per-step, packed:  (sum of the lengths) * words * 4
+//   state in / out:    B * H * 8 (LSTM pairs: FW in, FW and BW out) or B * H * 4
+// For each stream, placed alone in a memory region outside window 0, a window
+// of exactly its extent lets the command run bit-exact, and one 4 bytes
+// shorter halts the ring with ERR_WINDOW at the stream's address.
+struct Layout {
+  bool strided = false;
+  uint32_t in_stride = 0, out_stride = 0;
+};
+
+// Words per sequence and step of the per-step streams.
+int in_words(const engine::Config& c, bool bw) { return bw ? c.hidden : engine::gates(c.cell) * c.hidden; }
+int out_words(const engine::Config& c, bool bw) { return bw ? 4 * c.hidden : c.hidden; }
+
+int running_at(const engine::Config& c, int t) {
+  int n = 0;
+  for (int b = 0; b < c.batch; ++b) n += (c.length(b) > t) ? 1 : 0;
+  return n;
+}
+
+uint64_t per_step_extent(const engine::Config& c, uint32_t stride, int words) {
+  int maxlen = 0;
+  for (int b = 0; b < c.batch; ++b) maxlen = std::max(maxlen, c.length(b));
+  if (stride != 0) return uint64_t(maxlen - 1) * stride + uint64_t(c.batch) * uint64_t(words) * 4;
+  return uint64_t(c.packed_steps()) * uint64_t(words) * 4;
+}
+
+uint64_t state_extent(const engine::Config& c, bool bw, bool out) {
+  const bool pairs = c.cell == engine::Cell::kLstm && (out || !bw);
+  return uint64_t(c.batch) * uint64_t(c.hidden) * (pairs ? 8 : 4);
+}
+
+// Packed per-step words (chunk t = the running sequences of step t) laid out
+// with chunk t at t * stride bytes; the gaps hold `fill`.
+std::vector<uint32_t> to_strided(const engine::Config& c, const std::vector<uint32_t>& packed, int words,
+                                 uint32_t stride, uint64_t extent, uint32_t fill) {
+  std::vector<uint32_t> out(extent / 4, fill);
+  size_t off = 0;
+  for (int t = 0; t < c.steps; ++t) {
+    const size_t n = size_t(running_at(c, t)) * size_t(words);
+    std::copy(packed.begin() + long(off), packed.begin() + long(off + n), out.begin() + long(t * (stride / 4)));
+    off += n;
+  }
+  return out;
+}
+
+std::vector<uint32_t> from_strided(const engine::Config& c, const std::vector<uint32_t>& strided, int words,
+                                   uint32_t stride) {
+  std::vector<uint32_t> out;
+  for (int t = 0; t < c.steps; ++t) {
+    const size_t n = size_t(running_at(c, t)) * size_t(words);
+    const auto at = strided.begin() + long(t * (stride / 4));
+    out.insert(out.end(), at, at + long(n));
+  }
+  return out;
+}
+
+void suite_extents(CoreHarness& hx) {
+  hx.setup_ring(cr::kCtrlIrqErrorEnMask);
+  constexpr uint64_t kAlone = 0x7200'0000ull, kAloneSize = 1ull << 20;  // outside window 0
+  hx.host().add_region(kAlone, kAloneSize, CoreHarness::Mem::Access::kReadWrite);
+  const char* names[4] = {"in", "out", "state in", "state out"};
+  const int streams[2][4] = {
+      {static_cast<int>(cr::Stream::kXp), static_cast<int>(cr::Stream::kH), static_cast<int>(cr::Stream::kStateIn),
+       static_cast<int>(cr::Stream::kStateOut)},
+      {static_cast<int>(cr::Stream::kDh), static_cast<int>(cr::Stream::kDelta),
+       static_cast<int>(cr::Stream::kStateIn), static_cast<int>(cr::Stream::kStateOut)}};
+  int runs = 0;
+  for (int n = 0; n < 32; ++n) {
+    const int strided = n & 1, bw = (n >> 1) & 1, s = (n >> 2) & 3;
+    const engine::Cell cell = (n >> 4) ? engine::Cell::kGru : engine::Cell::kLstm;
+    auto cfg = random_config(hx.rng(), hx.params(), cell);
+    HostLayer l = place_layer(hx, cfg, 0, 0x10000);
+    // Strides: at least a full batch's chunk, plus 0..3 words (delta: 16-byte units).
+    Layout lay;
+    lay.strided = strided != 0;
+    if (lay.strided) {
+      lay.in_stride = uint32_t(cfg.batch * in_words(cfg, bw) * 4 + 4 * hx.rng().range(0, 3));
+      lay.out_stride = uint32_t(cfg.batch * out_words(cfg, bw) * 4 + (bw ? 16 : 4) * hx.rng().range(0, 3));
+    }
+    const std::string ctx = std::string("extents: ") + (bw ? "BACKWARD " : "FORWARD ") + engine::cell_name(cell) +
+                            " H" + std::to_string(cfg.hidden) + " B" + std::to_string(cfg.batch) + " T" +
+                            std::to_string(cfg.steps) + (lay.strided ? ", strided" : ", packed") + ", " +
+                            names[s];
+    // Every per-step stream of the command in the layout (fresh buffers
+    // in window 0; the one under test moves to kAlone below).
+    const int iw = in_words(cfg, bw), ow = out_words(cfg, bw);
+    const uint64_t in_ext = per_step_extent(cfg, lay.in_stride, iw);
+    const uint64_t out_ext = per_step_extent(cfg, lay.out_stride, ow);
+    const auto& in_packed = bw ? l.lc.dh_bits : l.lc.xp;
+    const auto in_image = lay.strided ? to_strided(cfg, in_packed, iw, lay.in_stride, in_ext, 0x7fc00001u)
+                                      : in_packed;
+    const uint64_t ext[4] = {in_ext, out_ext, state_extent(cfg, bw != 0, false), state_extent(cfg, bw != 0, true)};
+    uint64_t addr[4];
+    for (int k = 0; k < 4; ++k) {
+      const uint64_t align = (k == 1 && bw) ? 16 : 4;
+      addr[k] = (k == s) ? kAlone + align * uint64_t(hx.rng().range(1, 4)) : hx.alloc(ext[k], align);
+    }
+    hx.host().write_words(addr[0], in_image);
+    hx.host().write_words(addr[2], bw ? l.lc.carry_in : l.lc.state_in_fw);
+    const std::vector<uint32_t> poison(ext[1] / 4, 0x7fc0dead);
+    hx.host().write_words(addr[1], poison);
+    auto d = run_desc(l, bw != 0);
+    d.in_addr = addr[0];
+    d.out_addr = addr[1];
+    d.state_in_addr = addr[2];
+    d.state_out_addr = addr[3];
+    d.in_stride = lay.in_stride;
+    d.out_stride = lay.out_stride;
+    const bool write = s == 1 || s == 3;
+    // One word short: refused before anything moves.
+    hx.set_window(1, addr[s], ext[s] - 4, !write, write);
+    hx.push(load_desc(l));
+    if (bw) hx.push(run_desc(l, false));
+    hx.push(d);
+    hx.ring_doorbell();
+    expect_fault(hx, {"short window", cr::Error::kWindow,
+                      write ? cr::FaultKind::kWindowWrite : cr::FaultKind::kWindowRead, {}, streams[bw][s]},
+                 addr[s], ctx + ", window 4 bytes short");
+    hx.soft_reset();
+    // Exactly the extent: the command runs, bit-exact.
+    hx.set_window(1, addr[s], ext[s], !write, write);
+    hx.push(load_desc(l));
+    if (bw) hx.push(run_desc(l, false));
+    hx.push(d);
+    hx.ring_doorbell();
+    if (!hx.wait_done(hx.tail(), budget(cfg) * 2, ctx)) hx.tb().fail(ctx + ": halted: " + hx.fault().describe());
+    const auto out_raw = hx.host().read_words(addr[1], ext[1] / 4);
+    const auto& out_expected = bw ? l.bw.delta : l.fw.h;
+    const auto out_got = lay.strided ? from_strided(cfg, out_raw, ow, lay.out_stride) : out_raw;
+    const auto state_got = hx.host().read_words(addr[3], ext[3] / 4);
+    const auto& state_expected = bw ? l.bw.state_out : l.fw.state_out;
+    const long at = first_mismatch(out_expected, out_got), at_s = first_mismatch(state_expected, state_got);
+    if (at >= 0) hx.tb().fail(ctx + ": per-step output word " + std::to_string(at) + " not bit-exact");
+    if (at_s >= 0) hx.tb().fail(ctx + ": final state word " + std::to_string(at_s) + " not bit-exact");
+    if (lay.strided) {  // the gaps between the chunks are left alone
+      std::vector<uint32_t> expect_raw = to_strided(cfg, out_expected, ow, lay.out_stride, ext[1], 0x7fc0dead);
+      const long g = first_mismatch(expect_raw, out_raw);
+      if (g >= 0) hx.tb().fail(ctx + ": output word " + std::to_string(g) + " of the strided layout written");
+    }
+    hx.set_window(1, 0, 0, false, false);
+    ++runs;
+    std::cout << ctx << ": extent " << ext[s] << " bytes exact, 4 short refused; bit-exact" << std::endl;
+  }
+  std::cout << "extents: " << runs << " streams" << std::endl;
+}
+
 // ------------------------------------------------------------- speed suite
 // Speed is a test: LOAD, FORWARD and BACKWARD of a full-size layer alone,
 // host reads answered after kHostLat cycles, card memory after kCardLat
@@ -577,8 +734,10 @@ int main(int argc, char** argv) {
       suite_signal(hx);
     } else if (suite == "speed") {
       suite_speed(hx);
+    } else if (suite == "extents") {
+      suite_extents(hx);
     } else {
-      throw std::invalid_argument("unknown --suite " + suite + " (layers, faults, signal, speed)");
+      throw std::invalid_argument("unknown --suite " + suite + " (layers, faults, signal, speed, extents)");
     }
     std::cout << "tb_core " << suite << ": " << hx.tb().cycle() << " cycles" << std::endl;
   });
