@@ -29,6 +29,7 @@ import os
 import sys
 
 import blocks
+import flow
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 DEFAULT_OUT = os.path.join(ROOT, "docs", "capacity.md")
@@ -219,7 +220,10 @@ def render(inputs):
     L.append("  from the logic depth with a rule of thumb of ours (not a vendor figure): %.1f ns" % NS_FIXED)
     L.append("  (clock-to-out, setup, skew) + %.1f ns per LUT level (LUT + local routing)" % NS_PER_LEVEL)
     L.append("  on UltraScale+ -2/-3, capped at %d MHz (block RAM and DSP without their" % FMAX_CAP)
-    L.append("  output registers). %d levels -> %.0f MHz." % (inputs["levels"], f_est))
+    L.append("  output registers). A DSP48E2 that Yosys leaves without its multiplier and")
+    L.append("  output registers counts %d levels on every path through it (2.44 ns: the" % flow.DSP_LEVELS)
+    L.append("  Virtex UltraScale+ data sheet DS923 gives 410 MHz at -2 for a multiply")
+    L.append("  without pipeline registers). %d levels -> %.0f MHz." % (inputs["levels"], f_est))
     L.append("")
     L.append("## Result")
     L.append("")
