@@ -367,6 +367,8 @@ def depth_analysis(mod, start_bits=None, end_filter=None):
                     continue
                 comb = True
                 if ins == [DSP_INTERNAL]:
+                    if start_bits is not None:
+                        continue  # only the given start bits start paths
                     cand = (lc, ec, "reg", (n,))
                     if res is None or cand[:2] > res[:2]:
                         res = cand

@@ -229,7 +229,7 @@ module core_dispatch #(
   // decision's way: the products come from serial multipliers
   // (prim_mul_serial, a bit a cycle) into registers, B*H from S_DECODE on
   // and the lengths' products in S_EXTENT; S_EXTENT_WAIT holds the window
-  // checks until they are done (at most 16 cycles), and every size below is
+  // checks until they are done (at most 17 cycles), and every size below is
   // the product shifted, or a sum of two.
   logic        lstm;
   logic [17:0] in_words, out_words;     // words per sequence and step of the per-step streams
@@ -555,7 +555,10 @@ module core_dispatch #(
   // 32-bit compare stays off the next-state logic. Set only after a cycle in
   // S_IDLE, where head_q does not move, so it is never stale there.
   logic pend_q;
-  always_ff @(posedge clk_i) pend_q <= (state_q == S_IDLE) && enable_i && (head_q != ring_tail_i);
+  always_ff @(posedge clk_i) begin
+    if (rst_i) pend_q <= 1'b0;
+    else pend_q <= (state_q == S_IDLE) && enable_i && (head_q != ring_tail_i);
+  end
   assign ring_ok = (ring_size_i >= 32'd2) && ((ring_size_i & ring_mask) == 0) &&
                    (ring_base_i[6:0] == 7'd0) && (ring_wb_addr_i[1:0] == 2'd0) &&
                    (ring_tail_i - done_q <= ring_size_i);  // no more pending than the ring holds

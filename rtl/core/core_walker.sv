@@ -16,7 +16,7 @@
 // * 4 by shift and add (running <= MaxBatch), and the backward's start,
 // base + (maxlen - 1) * stride or base + total * words * 4, comes from a
 // serial multiplier (prim_mul_serial) at the start.
-// Latency: start -> first chunk offered 5 cycles (forward), 4 + max(1, bit
+// Latency: start -> first chunk offered 5 cycles (forward), 5 + max(1, bit
 // length of maxlen - 1, or of words when packed) cycles (backward); a chunk
 // taken -> the next offered 4 cycles.
 `default_nettype none

@@ -421,8 +421,9 @@ module sequencer #(
   logic [31:0]   q_last;                 // chains the last wave reaches (S_DERIVE)
   logic [31:0]   pitch_r, lp_r;          // the command's grid pitch, (Lines - 1) * pitch
   logic [31:0]   span_full, span_last;   // a full and the last wave's token span (S_DERIVE)
-  // The pitch and its one product are registered from H as it stands: S_SETUP
-  // takes H, and S_DERIVE comes at least three cycles later (S_LENGTHS and
+  // The pitch and its one product are registered from H as it stands: H is
+  // loaded as the command leaves S_IDLE, pitch_r a cycle later and lp_r two;
+  // S_DERIVE comes at least three cycles after H (S_SETUP, S_LENGTHS and
   // S_DIVIDE take one or more each), when both hold the command's values.
   always_ff @(posedge clk_i) begin
     pitch_r <= engine_pkg::bw_pitch(32'(hid_q), NumChains, Lines, RowLanes, La);

@@ -1,9 +1,9 @@
 // Serial unsigned multiplier for setup arithmetic (extents, start addresses):
 // product = a * b, one bit of b a cycle (shift and add), no DSP and no deep
 // logic: each cycle is one ProdWidth-bit add and a shift. It stops as soon as
-// the bits of b left are all zero, so a start with b = 0 is done the next
-// cycle and, in general, the product is ready (busy_o low again) after
-// max(1, bit length of b) cycles. A start while busy restarts it.
+// the bits of b left are all zero: busy_o is high for max(1, bit length of
+// b) cycles after the start cycle, and the product is ready when it is low
+// again. A start while busy restarts it.
 `default_nettype none
 
 module prim_mul_serial #(
