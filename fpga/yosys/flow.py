@@ -293,10 +293,10 @@ def dsp_arcs(c, ins, outs):
     pr = c.get("parameters", {})
     if pint(pr.get("MREG", 1)) or pint(pr.get("PREG", 1)):
         return []
-    comb = [p for p in ins if p not in DSP_INPUT_REG or not pint(pr.get(DSP_INPUT_REG[p], 0))]
-    comb = [p for p in comb if p not in ("CLK",) and not p.startswith("CE") and not p.startswith("RST")]
+    data = [p for p in ins if p != "CLK" and not p.startswith("CE") and not p.startswith("RST")]
+    comb = [p for p in data if p not in DSP_INPUT_REG or not pint(pr.get(DSP_INPUT_REG[p], 0))]
     arcs = [(comb, outs, DSP_LEVELS, DSP_LEVELS)]
-    if len(comb) < len([p for p in ins if p != "CLK" and not p.startswith("CE") and not p.startswith("RST")]):
+    if len(comb) < len(data):
         arcs.append(([DSP_INTERNAL], outs, DSP_LEVELS, DSP_LEVELS))
     return arcs
 

@@ -513,20 +513,9 @@ void suite_signal(CoreHarness& hx) {
 // For each stream, placed alone in a memory region outside window 0, a window
 // of exactly its extent lets the command run bit-exact, and one 4 bytes
 // shorter halts the ring with ERR_WINDOW at the stream's address.
-struct Layout {
-  bool strided = false;
-  uint32_t in_stride = 0, out_stride = 0;
-};
-
 // Words per sequence and step of the per-step streams.
-int in_words(const engine::Config& c, bool bw) { return bw ? c.hidden : engine::gates(c.cell) * c.hidden; }
+int in_words(const engine::Config& c, bool bw) { return bw ? c.hidden : c.gate_rows(); }
 int out_words(const engine::Config& c, bool bw) { return bw ? 4 * c.hidden : c.hidden; }
-
-int running_at(const engine::Config& c, int t) {
-  int n = 0;
-  for (int b = 0; b < c.batch; ++b) n += (c.length(b) > t) ? 1 : 0;
-  return n;
-}
 
 uint64_t per_step_extent(const engine::Config& c, uint32_t stride, int words) {
   int maxlen = 0;
@@ -545,12 +534,10 @@ uint64_t state_extent(const engine::Config& c, bool bw, bool out) {
 std::vector<uint32_t> to_strided(const engine::Config& c, const std::vector<uint32_t>& packed, int words,
                                  uint32_t stride, uint64_t extent, uint32_t fill) {
   std::vector<uint32_t> out(extent / 4, fill);
-  size_t off = 0;
   for (int t = 0; t < c.steps; ++t) {
-    const size_t n = size_t(running_at(c, t)) * size_t(words);
+    const size_t n = size_t(c.active_at(t)) * size_t(words), off = size_t(c.steps_before(t)) * size_t(words);
     if (n == 0) continue;  // steps past the longest length have no chunk
     std::copy(packed.begin() + long(off), packed.begin() + long(off + n), out.begin() + long(t * (stride / 4)));
-    off += n;
   }
   return out;
 }
@@ -559,7 +546,7 @@ std::vector<uint32_t> from_strided(const engine::Config& c, const std::vector<ui
                                    uint32_t stride) {
   std::vector<uint32_t> out;
   for (int t = 0; t < c.steps; ++t) {
-    const size_t n = size_t(running_at(c, t)) * size_t(words);
+    const size_t n = size_t(c.active_at(t)) * size_t(words);
     if (n == 0) continue;
     const auto at = strided.begin() + long(t * (stride / 4));
     out.insert(out.end(), at, at + long(n));
@@ -586,24 +573,23 @@ void suite_extents(CoreHarness& hx) {
     // follow the longest length, not T.
     cfg.steps += static_cast<int>(hx.rng().range(0, 2));
     HostLayer l = place_layer(hx, cfg, 0, 0x10000);
-    // Strides: at least a full batch's chunk, plus 0..3 words (delta: 16-byte units).
-    Layout lay;
-    lay.strided = strided != 0;
-    if (lay.strided) {
-      lay.in_stride = uint32_t(cfg.batch * in_words(cfg, bw) * 4 + 4 * hx.rng().range(0, 3));
-      lay.out_stride = uint32_t(cfg.batch * out_words(cfg, bw) * 4 + (bw ? 16 : 4) * hx.rng().range(0, 3));
+    // Strides (0: packed): at least a full batch's chunk, plus 0..3 words (delta: 16-byte units).
+    uint32_t in_stride = 0, out_stride = 0;
+    if (strided) {
+      in_stride = uint32_t(cfg.batch * in_words(cfg, bw) * 4 + 4 * hx.rng().range(0, 3));
+      out_stride = uint32_t(cfg.batch * out_words(cfg, bw) * 4 + (bw ? 16 : 4) * hx.rng().range(0, 3));
     }
     const std::string ctx = std::string("extents: ") + (bw ? "BACKWARD " : "FORWARD ") + engine::cell_name(cell) +
                             " H" + std::to_string(cfg.hidden) + " B" + std::to_string(cfg.batch) + " T" +
-                            std::to_string(cfg.steps) + (lay.strided ? ", strided" : ", packed") + ", " +
+                            std::to_string(cfg.steps) + (strided ? ", strided" : ", packed") + ", " +
                             names[s];
     // Every per-step stream of the command in the layout (fresh buffers
     // in window 0; the one under test moves to kAlone below).
     const int iw = in_words(cfg, bw), ow = out_words(cfg, bw);
-    const uint64_t in_ext = per_step_extent(cfg, lay.in_stride, iw);
-    const uint64_t out_ext = per_step_extent(cfg, lay.out_stride, ow);
+    const uint64_t in_ext = per_step_extent(cfg, in_stride, iw);
+    const uint64_t out_ext = per_step_extent(cfg, out_stride, ow);
     const auto& in_packed = bw ? l.lc.dh_bits : l.lc.xp;
-    const auto in_image = lay.strided ? to_strided(cfg, in_packed, iw, lay.in_stride, in_ext, 0x7fc00001u)
+    const auto in_image = strided ? to_strided(cfg, in_packed, iw, in_stride, in_ext, 0x7fc00001u)
                                       : in_packed;
     const uint64_t ext[4] = {in_ext, out_ext, state_extent(cfg, bw != 0, false), state_extent(cfg, bw != 0, true)};
     uint64_t addr[4];
@@ -620,8 +606,8 @@ void suite_extents(CoreHarness& hx) {
     d.out_addr = addr[1];
     d.state_in_addr = addr[2];
     d.state_out_addr = addr[3];
-    d.in_stride = lay.in_stride;
-    d.out_stride = lay.out_stride;
+    d.in_stride = in_stride;
+    d.out_stride = out_stride;
     const bool write = s == 1 || s == 3;
     // One word short: refused before anything moves.
     hx.set_window(1, addr[s], ext[s] - 4, !write, write);
@@ -642,14 +628,14 @@ void suite_extents(CoreHarness& hx) {
     if (!hx.wait_done(hx.tail(), budget(cfg) * 2, ctx)) hx.tb().fail(ctx + ": halted: " + hx.fault().describe());
     const auto out_raw = hx.host().read_words(addr[1], ext[1] / 4);
     const auto& out_expected = bw ? l.bw.delta : l.fw.h;
-    const auto out_got = lay.strided ? from_strided(cfg, out_raw, ow, lay.out_stride) : out_raw;
+    const auto out_got = strided ? from_strided(cfg, out_raw, ow, out_stride) : out_raw;
     const auto state_got = hx.host().read_words(addr[3], ext[3] / 4);
     const auto& state_expected = bw ? l.bw.state_out : l.fw.state_out;
     const long at = first_mismatch(out_expected, out_got), at_s = first_mismatch(state_expected, state_got);
     if (at >= 0) hx.tb().fail(ctx + ": per-step output word " + std::to_string(at) + " not bit-exact");
     if (at_s >= 0) hx.tb().fail(ctx + ": final state word " + std::to_string(at_s) + " not bit-exact");
-    if (lay.strided) {  // the gaps between the chunks are left alone
-      std::vector<uint32_t> expect_raw = to_strided(cfg, out_expected, ow, lay.out_stride, ext[1], 0x7fc0dead);
+    if (strided) {  // the gaps between the chunks are left alone
+      std::vector<uint32_t> expect_raw = to_strided(cfg, out_expected, ow, out_stride, ext[1], 0x7fc0dead);
       const long g = first_mismatch(expect_raw, out_raw);
       if (g >= 0) hx.tb().fail(ctx + ": output word " + std::to_string(g) + " of the strided layout written");
     }
