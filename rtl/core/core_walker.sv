@@ -68,6 +68,7 @@ module core_walker #(
   logic          last_q;
 
   // The backward's start offset: (maxlen - 1) * stride, or total * words (* 4).
+  // The operands matter only at a backward's start (mul_start).
   logic        mul_start, mul_busy;
   logic [63:0] mul_prod;
   prim_mul_serial #(.AWidth(32), .BWidth(18), .ProdWidth(64)) u_mul (
@@ -75,7 +76,7 @@ module core_walker #(
     .rst_i,
     .start_i(mul_start),
     .a_i    ((stride_i != 0) ? stride_i : total_i),
-    .b_i    ((stride_i != 0) ? 18'(16'(maxlen_i - 16'd1)) : (bw_i ? words_i : 18'd0)),
+    .b_i    ((stride_i != 0) ? 18'(16'(maxlen_i - 16'd1)) : words_i),
     .busy_o (mul_busy),
     .prod_o (mul_prod)
   );
