@@ -14,10 +14,10 @@
 // Each section is at most 6 Vivado-style levels (LUT, MUXF, CARRY8) when both
 // its cuts hold registers (`make synth`, block fp_add_l7):
 //                                                                -- cut 0 --
-//   1 order: magnitude compare and swap; in parallel the exponent
+//   1 order: magnitude compare; in parallel the exponent
 //     distance |ea - eb| (shift amount) and the NaN/Inf classes  -- cut 1 --
-//   2 align: right shift of the smaller mantissa into a 27-bit
-//     frame, the bits shifted out ORed into a sticky bit 0       -- cut 2 --
+//   2 swap and align: right shift of the smaller mantissa into a
+//     27-bit frame, the bits shifted out ORed into a sticky bit 0 -- cut 2 --
 //   3 add/sub (28-bit, one carry chain)                          -- cut 3 --
 //   4 leading-zero count                                         -- cut 4 --
 //   5 normalize: left shift, result exponent, under/overflow,
@@ -88,26 +88,24 @@ module fp_add #(
 
   // ---------------------------------------------------------------------
   // 1. order. {exp, frac} compares like the magnitude, and NaN > Inf >
-  // finite, so `big` also carries the special class that wins. The shift
-  // amount needs no swap: e_big - e_small = |ea - eb| (equal exponents give
-  // 0 either way), and the smaller exponent is zero exactly when one of the
-  // two is. The classes likewise: the result is NaN when an operand is NaN
-  // or Infs of opposite signs meet, Inf when an exponent is all ones
-  // otherwise.
-  logic        swap, a_nan, b_nan, a_inf, b_inf;
+  // finite, so the larger operand (`swap` picks b) also carries the special
+  // class that wins. The shift amount needs no swap: e_big - e_small =
+  // |ea - eb| (equal exponents give 0 either way), and the smaller exponent
+  // is zero exactly when one of the two is. The classes likewise: the result
+  // is NaN when an operand is NaN or Infs of opposite signs meet, Inf when an
+  // exponent is all ones otherwise. The operands cross cut 1 unswapped: the
+  // swap is taken in section 2, where the small operand's multiplexer
+  // shares a LUT with the alignment's first shift level.
+  logic        s1_swap, a_nan, b_nan, a_inf, b_inf;
   logic [ 7:0] ea, eb;
   logic [ 8:0] d_ab;
   logic [ 7:0] d_ba;
   logic [ 7:0] exp_dist;
   logic        s1_small_zero, s1_eff_sub, s1_zero_sign, s1_nan, s1_inf;
-  logic [31:0] s1_big;
-  logic [22:0] s1_small_frac;
   logic [ 4:0] s1_shamt;
 
   always_comb begin
-    swap          = c0_b[30:0] > c0_a[30:0];
-    s1_big        = swap ? c0_b : c0_a;
-    s1_small_frac = swap ? c0_a[22:0] : c0_b[22:0];
+    s1_swap       = c0_b[30:0] > c0_a[30:0];
     ea            = c0_a[30:23];
     eb            = c0_b[30:23];
     d_ab          = {1'b0, ea} - {1'b0, eb};
@@ -125,12 +123,11 @@ module fp_add #(
     s1_inf        = (ea == 8'hFF || eb == 8'hFF) && !s1_nan;
   end
 
-  localparam int unsigned C1W = 32 + 23 + 1 + 5 + 4 + TagWidth;
+  localparam int unsigned C1W = 64 + 1 + 1 + 5 + 4 + TagWidth;
   logic                c1_valid, c1_ready;
-  logic [31:0]         c1_big;
-  logic [22:0]         c1_small_frac;
+  logic [31:0]         c1_a, c1_b;
   logic [ 4:0]         c1_shamt;
-  logic                c1_small_zero, c1_eff_sub, c1_zero_sign, c1_nan, c1_inf;
+  logic                c1_swap, c1_small_zero, c1_eff_sub, c1_zero_sign, c1_nan, c1_inf;
   logic [TagWidth-1:0] c1_tag;
 
   fp_pipe_stage #(.Width(C1W), .Enable(Cuts[1])) u_cut1 (
@@ -138,44 +135,45 @@ module fp_add #(
     .rst_i      (rst_i),
     .in_valid_i (c0_valid),
     .in_ready_o (c0_ready),
-    .in_data_i  ({s1_big, s1_small_frac, s1_small_zero, s1_shamt, s1_eff_sub, s1_zero_sign,
-                  s1_nan, s1_inf, c0_tag}),
+    .in_data_i  ({c0_a, c0_b, s1_swap, s1_small_zero, s1_shamt, s1_eff_sub, s1_zero_sign, s1_nan,
+                  s1_inf, c0_tag}),
     .out_valid_o(c1_valid),
     .out_ready_i(c1_ready),
-    .out_data_o ({c1_big, c1_small_frac, c1_small_zero, c1_shamt, c1_eff_sub, c1_zero_sign,
-                  c1_nan, c1_inf, c1_tag})
+    .out_data_o ({c1_a, c1_b, c1_swap, c1_small_zero, c1_shamt, c1_eff_sub, c1_zero_sign, c1_nan,
+                  c1_inf, c1_tag})
   );
 
   // ---------------------------------------------------------------------
-  // 2. align. The smaller mantissa goes into a 27-bit frame (24 bits plus
-  // guard, round and sticky) and is shifted right by the shift amount in
-  // three mux levels (16; 0/4/8/12; 0/1/2/3). The sticky bit is the OR of
-  // the frame bits below the shift amount, formed beside the shifter. A
-  // zero/subnormal small operand contributes nothing (hidden bit 0, shift
-  // saturated, sticky cleared).
+  // 2. swap and align. The larger operand passes on; the smaller mantissa
+  // goes into a 27-bit frame (24 bits plus guard, round and sticky) and is
+  // shifted right by the shift amount in three mux levels (16; 0/4/8/12;
+  // 0/1/2/3), the swap folded into the first. The sticky bit is the OR of
+  // what each level shifts out. A zero/subnormal small operand contributes
+  // nothing (hidden bit 0, shift saturated, sticky cleared).
+  logic [31:0] s2_big;
+  logic [22:0] small_frac;
   logic [26:0] small_frame, shift16, shift4, s2_aligned;
-  logic        sticky;
+  logic        sticky16, sticky4, sticky1;
 
   always_comb begin
-    small_frame = {~c1_small_zero, c1_small_frac, 3'b000};
+    s2_big      = c1_swap ? c1_b : c1_a;
+    small_frac  = c1_swap ? c1_a[22:0] : c1_b[22:0];
+    small_frame = {~c1_small_zero, small_frac, 3'b000};
     shift16     = c1_shamt[4] ? {16'd0, small_frame[26:16]} : small_frame;
+    sticky16    = c1_shamt[4] && small_frame[15:0] != 16'd0;
     unique case (c1_shamt[3:2])
-      2'd0:    shift4 = shift16;
-      2'd1:    shift4 = {4'd0, shift16[26:4]};
-      2'd2:    shift4 = {8'd0, shift16[26:8]};
-      default: shift4 = {12'd0, shift16[26:12]};
+      2'd0:    begin shift4 = shift16;                  sticky4 = 1'b0;                  end
+      2'd1:    begin shift4 = {4'd0, shift16[26:4]};   sticky4 = shift16[3:0] != 4'd0;  end
+      2'd2:    begin shift4 = {8'd0, shift16[26:8]};   sticky4 = shift16[7:0] != 8'd0;  end
+      default: begin shift4 = {12'd0, shift16[26:12]}; sticky4 = shift16[11:0] != 12'd0; end
     endcase
     unique case (c1_shamt[1:0])
-      2'd0:    s2_aligned = shift4;
-      2'd1:    s2_aligned = {1'd0, shift4[26:1]};
-      2'd2:    s2_aligned = {2'd0, shift4[26:2]};
-      default: s2_aligned = {3'd0, shift4[26:3]};
+      2'd0:    begin s2_aligned = shift4;                 sticky1 = 1'b0;                 end
+      2'd1:    begin s2_aligned = {1'd0, shift4[26:1]};  sticky1 = shift4[0];            end
+      2'd2:    begin s2_aligned = {2'd0, shift4[26:2]};  sticky1 = shift4[1:0] != 2'd0;  end
+      default: begin s2_aligned = {3'd0, shift4[26:3]};  sticky1 = shift4[2:0] != 3'd0;  end
     endcase
-    sticky = 1'b0;
-    for (int i = 3; i < 27; i++) begin
-      sticky = sticky | (small_frame[i] && 5'(i) < c1_shamt);
-    end
-    s2_aligned[0] = s2_aligned[0] | (sticky & ~c1_small_zero);
+    s2_aligned[0] = s2_aligned[0] | ((sticky16 | sticky4 | sticky1) & ~c1_small_zero);
   end
 
   localparam int unsigned C2W = 1 + 8 + 23 + 27 + 4 + TagWidth;
@@ -192,7 +190,7 @@ module fp_add #(
     .rst_i      (rst_i),
     .in_valid_i (c1_valid),
     .in_ready_o (c1_ready),
-    .in_data_i  ({c1_big, s2_aligned, c1_eff_sub, c1_zero_sign, c1_nan, c1_inf, c1_tag}),
+    .in_data_i  ({s2_big, s2_aligned, c1_eff_sub, c1_zero_sign, c1_nan, c1_inf, c1_tag}),
     .out_valid_o(c2_valid),
     .out_ready_i(c2_ready),
     .out_data_o ({c2_sign, c2_exp, c2_frac, c2_aligned, c2_eff_sub, c2_zero_sign, c2_nan, c2_inf,
