@@ -34,8 +34,8 @@ TARGET_PE_DSP = 2
 TARGET_PE_LUT = 400
 TARGET_CHAIN_LEVELS = 4
 # Inputs of a PE that its left neighbour drives from relay registers.
-LINK_INPUTS = ("cfg_bw_i", "cfg_hidden_i", "cfg_rows_base_i", "cfg_rows_extra_i", "tok_valid_i",
-               "tok_op_i", "tok_first_i", "tok_last_i", "tok_zero_i", "tok_pe_i", "tok_addr_i",
+LINK_INPUTS = ("cfg_bw_i", "cfg_hidden_i", "cfg_rows_base_i", "cfg_rows_extra_i", "tok_kind_i",
+               "tok_first_i", "tok_last_i", "tok_zero_i", "tok_pe_i", "tok_addr_i", "tok_mask_i",
                "tok_data_i", "res_valid_i", "res_zero_i", "res_data_i")
 
 

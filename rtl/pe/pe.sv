@@ -63,8 +63,7 @@ module pe #(
   output logic [RowsWidth-1:0]   cfg_rows_base_o,
   output logic [PeWidth-1:0]     cfg_rows_extra_o,
   // Token relay.
-  input  logic                   tok_valid_i,
-  input  logic [1:0]             tok_op_i,
+  input  logic [2:0]             tok_kind_i,        // one-hot: {REDUCE, ROW, ELEM}; 0: none
   input  logic                   tok_first_i,
   input  logic                   tok_last_i,
   input  logic                   tok_zero_i,
@@ -72,8 +71,7 @@ module pe #(
   input  logic [WAddrWidth-1:0]  tok_addr_i,
   input  logic [RowLanes-1:0]    tok_mask_i,
   input  logic [RowLanes*32-1:0] tok_data_i,
-  output logic                   tok_valid_o,
-  output logic [1:0]             tok_op_o,
+  output logic [2:0]             tok_kind_o,
   output logic                   tok_first_o,
   output logic                   tok_last_o,
   output logic                   tok_zero_o,
@@ -152,8 +150,10 @@ module pe #(
   end
 
   // ---------------------------------------------------------- token relay
-  logic                  tok_valid_q;
-  logic [1:0]            tok_op_q;
+  // A token's kind travels one-hot (pe_chain decodes the sequencer's valid
+  // and op once, at its input), so each PE's decode starts from one bit and
+  // the PE-to-PE paths stay short.
+  logic [2:0]            tok_kind_q;
   logic                  tok_first_q, tok_last_q, tok_zero_q;
   logic [PeWidth-1:0]    tok_pe_q;
   logic [WAddrWidth-1:0] tok_addr_q;
@@ -161,11 +161,10 @@ module pe #(
   logic [RowLanes*32-1:0] tok_data_q;
 
   always_ff @(posedge clk_i) begin
-    if (rst_i) tok_valid_q <= 1'b0;
-    else       tok_valid_q <= tok_valid_i;
+    if (rst_i) tok_kind_q <= '0;
+    else       tok_kind_q <= tok_kind_i;
   end
   always_ff @(posedge clk_i) begin
-    tok_op_q    <= tok_op_i;
     tok_first_q <= tok_first_i;
     tok_last_q  <= tok_last_i;
     tok_zero_q  <= tok_zero_i;
@@ -174,8 +173,7 @@ module pe #(
     tok_mask_q  <= tok_mask_i;
     tok_data_q  <= tok_data_i;
   end
-  assign tok_valid_o = tok_valid_q;
-  assign tok_op_o    = tok_op_q;
+  assign tok_kind_o  = tok_kind_q;
   assign tok_first_o = tok_first_q;
   assign tok_last_o  = tok_last_q;
   assign tok_zero_o  = tok_zero_q;
@@ -194,9 +192,9 @@ module pe #(
   end else begin : g_single
     assign for_me = (tok_pe_i == MY_INDEX) && tok_mask_i[0];
   end
-  assign is_elem   = tok_valid_i && (tok_op_i == engine_pkg::TOK_ELEM) && !cfg_bw_q && has_rows_q;
-  assign is_row    = tok_valid_i && (tok_op_i == engine_pkg::TOK_ROW) && cfg_bw_q && for_me;
-  assign is_reduce = tok_valid_i && (tok_op_i == engine_pkg::TOK_REDUCE) && cfg_bw_q && ChainHead;
+  assign is_elem   = tok_kind_i[0] && !cfg_bw_q && has_rows_q;
+  assign is_row    = tok_kind_i[1] && cfg_bw_q && for_me;
+  assign is_reduce = tok_kind_i[2] && cfg_bw_q && ChainHead;
 
   // FW split sums: a step's elements alternate between the first sums (even)
   // and the second (odd); each set starts from the product alone.

@@ -70,8 +70,8 @@ module pe_chain #(
   logic [NumPe*HiddenWidth-1:0] cfg_hidden;
   logic [NumPe*RowsWidth-1:0]   cfg_rows_base;
   logic [NumPe*PeWidth-1:0]     cfg_rows_extra;
-  logic [NumPe-1:0]             tok_valid, tok_first, tok_last, tok_zero;
-  logic [NumPe*2-1:0]           tok_op;
+  logic [NumPe-1:0]             tok_first, tok_last, tok_zero;
+  logic [NumPe*3-1:0]           tok_kind;
   logic [NumPe*PeWidth-1:0]     tok_pe;
   logic [NumPe*WAddrWidth-1:0]  tok_addr;
   logic [NumPe*RowLanes-1:0]    tok_mask;
@@ -120,15 +120,20 @@ module pe_chain #(
 
   // Chain heads take the broadcast tree's leaves (one chain: the chain input).
   localparam int unsigned CfgTokWidth = 1 + HiddenWidth + RowsWidth + PeWidth +
-                                        1 + 2 + 1 + 1 + 1 + PeWidth + WAddrWidth + RowLanes * 33;
+                                        3 + 1 + 1 + 1 + PeWidth + WAddrWidth + RowLanes * 33;
   logic [NumChains*CfgTokWidth-1:0] head_in;
+  // The token's kind, one-hot as the PEs relay it: {REDUCE, ROW, ELEM}.
+  logic [2:0] tok_kind_in;
+  assign tok_kind_in = {tok_valid_i && tok_op_i == engine_pkg::TOK_REDUCE,
+                        tok_valid_i && tok_op_i == engine_pkg::TOK_ROW,
+                        tok_valid_i && tok_op_i == engine_pkg::TOK_ELEM};
   chain_bcast #(
     .Width (CfgTokWidth),
     .Leaves(NumChains)
   ) u_bcast (
     .clk_i,
     .rst_i,
-    .d_i({cfg_bw_i, cfg_hidden_i, cfg_rows_base_i, cfg_rows_extra_i, tok_valid_i, tok_op_i,
+    .d_i({cfg_bw_i, cfg_hidden_i, cfg_rows_base_i, cfg_rows_extra_i, tok_kind_in,
           tok_first_i, tok_last_i, tok_zero_i, tok_pe_i, tok_addr_i, tok_mask_i, tok_data_i}),
     .q_o(head_in)
   );
@@ -142,18 +147,18 @@ module pe_chain #(
                        wb_mask[Q*Lanes + L];
     // Inputs: a head's from the tree (no results before it), the others' from
     // the previous PE.
-    logic                   in_cfg_bw, in_tok_valid, in_tok_first, in_tok_last, in_tok_zero;
+    logic                   in_cfg_bw, in_tok_first, in_tok_last, in_tok_zero;
     logic [HiddenWidth-1:0] in_cfg_hidden;
     logic [RowsWidth-1:0]   in_cfg_rows_base;
     logic [PeWidth-1:0]     in_cfg_rows_extra, in_tok_pe;
-    logic [1:0]             in_tok_op;
+    logic [2:0]             in_tok_kind;
     logic [WAddrWidth-1:0]  in_tok_addr;
     logic [RowLanes-1:0]    in_tok_mask;
     logic [RowLanes*32-1:0] in_tok_data;
     logic [31:0]            in_res_data;
     logic                   in_res_valid, in_res_zero;
     if (Head) begin : g_head
-      assign {in_cfg_bw, in_cfg_hidden, in_cfg_rows_base, in_cfg_rows_extra, in_tok_valid, in_tok_op,
+      assign {in_cfg_bw, in_cfg_hidden, in_cfg_rows_base, in_cfg_rows_extra, in_tok_kind,
               in_tok_first, in_tok_last, in_tok_zero, in_tok_pe, in_tok_addr, in_tok_mask, in_tok_data} =
              head_in[(i / ChainLen)*CfgTokWidth +: CfgTokWidth];
       assign in_res_valid = 1'b0;
@@ -164,8 +169,7 @@ module pe_chain #(
       assign in_cfg_hidden     = cfg_hidden[(i-1)*HiddenWidth +: HiddenWidth];
       assign in_cfg_rows_base  = cfg_rows_base[(i-1)*RowsWidth +: RowsWidth];
       assign in_cfg_rows_extra = cfg_rows_extra[(i-1)*PeWidth +: PeWidth];
-      assign in_tok_valid      = tok_valid[i-1];
-      assign in_tok_op         = tok_op[(i-1)*2 +: 2];
+      assign in_tok_kind       = tok_kind[(i-1)*3 +: 3];
       assign in_tok_first      = tok_first[i-1];
       assign in_tok_last       = tok_last[i-1];
       assign in_tok_zero       = tok_zero[i-1];
@@ -197,8 +201,7 @@ module pe_chain #(
       .cfg_hidden_o    (cfg_hidden[i*HiddenWidth +: HiddenWidth]),
       .cfg_rows_base_o (cfg_rows_base[i*RowsWidth +: RowsWidth]),
       .cfg_rows_extra_o(cfg_rows_extra[i*PeWidth +: PeWidth]),
-      .tok_valid_i     (in_tok_valid),
-      .tok_op_i        (in_tok_op),
+      .tok_kind_i      (in_tok_kind),
       .tok_first_i     (in_tok_first),
       .tok_last_i      (in_tok_last),
       .tok_zero_i      (in_tok_zero),
@@ -206,8 +209,7 @@ module pe_chain #(
       .tok_addr_i      (in_tok_addr),
       .tok_mask_i      (in_tok_mask),
       .tok_data_i      (in_tok_data),
-      .tok_valid_o     (tok_valid[i]),
-      .tok_op_o        (tok_op[i*2 +: 2]),
+      .tok_kind_o      (tok_kind[i*3 +: 3]),
       .tok_first_o     (tok_first[i]),
       .tok_last_o      (tok_last[i]),
       .tok_zero_o      (tok_zero[i]),
@@ -268,8 +270,8 @@ module pe_chain #(
     logic unused_relay;
     assign unused_relay = ^{cfg_bw[S], cfg_hidden[S*HiddenWidth +: HiddenWidth],
                             cfg_rows_base[S*RowsWidth +: RowsWidth],
-                            cfg_rows_extra[S*PeWidth +: PeWidth], tok_valid[S],
-                            tok_op[S*2 +: 2], tok_first[S], tok_last[S],
+                            cfg_rows_extra[S*PeWidth +: PeWidth],
+                            tok_kind[S*3 +: 3], tok_first[S], tok_last[S],
                             tok_zero[S], tok_pe[S*PeWidth +: PeWidth],
                             tok_addr[S*WAddrWidth +: WAddrWidth], tok_mask[S*RowLanes +: RowLanes],
                             tok_data[S*RowLanes*32 +: RowLanes*32]};
