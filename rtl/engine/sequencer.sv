@@ -750,7 +750,9 @@ module sequencer #(
           end
         end
         b_d = b_q + 1'b1;
-        if (bat_q == 0 || 32'(bat_q) > MaxBatch || b_q + 1'b1 == bat_q) state_d = S_DIVIDE;
+        // b < B <= MaxBatch here, so B - 1 in BWidth bits names the last slot
+        // (a 16-bit b + 1 == B was a carry chain and a ripple compare).
+        if (bat_q == 0 || 32'(bat_q) > MaxBatch || BWidth'(b_q) == BWidth'(bat_q - 16'd1)) state_d = S_DIVIDE;
       end
 
       S_DIVIDE: begin
@@ -1402,6 +1404,12 @@ module sequencer #(
     if (MaxBatch < 1 || MaxHidden < 1) $error("sequencer: MaxBatch and MaxHidden must be >= 1");
     if (FifoDepth < 2 * MaxHidden) $error("sequencer: FifoDepth must hold two steps");
     if (FlushCycles > 255) $error("sequencer: flush counter too narrow");
+  end
+  always_ff @(posedge clk_i) begin
+    if (!rst_i) begin
+      assert (!(state_q == S_LENGTHS && bat_q != 0 && 32'(bat_q) <= MaxBatch) || b_q < bat_q)
+      else $error("sequencer: S_LENGTHS beyond the batch (its end compares BWidth bits)");
+    end
   end
   always_ff @(posedge clk_i) begin
     if (!rst_i && running) begin
