@@ -4,7 +4,8 @@ Each entry: top module, parameter overrides (-chparam), what memories are
 meant to become (checked on the mapped netlist), how many DSP48E2 the block
 must use (its multiplies), and the stimulus profile of its equivalence check.
 `quick` blocks also run as CTest tests in `make test`; `slow` blocks (minutes
-each) start first when synth.py runs blocks side by side.
+each; 2 for the engine-sized ones, 1 for the rest) start first, the larger
+rank first, when synth.py runs blocks side by side.
 
 Parameterizations follow the engine tests (tb/engine/CMakeLists.txt):
 P4 = NumPe 4, WeightDepth 1024, MaxHidden 32, MaxBatch 4, Mul 2 / Add 3;
@@ -174,7 +175,7 @@ BLOCKS = {
                  "dsp": 2 * P4["NumPe"], "eq": CHAIN_EQ, "num_pe": P4["NumPe"],
                  "doc": "chain of 4 PEs, engine P4 parameters (weight bus 4 words, one group)"},
     "pe_chain_p16": {"top": "pe_chain", "params": _chain(P16) | {"NumChains": 4, "RowLanes": 4}, "quick": False,
-                     "slow": True,
+                     "slow": 1,
                      "mems": PE_MEMS, "dsp": 2 * P16["NumPe"],
                      "eq": CHAIN_EQ | {"inputs": CHAIN_EQ["inputs"] | {
                          "tok_pe_i": "$urandom_range(15)", "tok_mask_i": "$urandom_range(15)",
@@ -183,7 +184,7 @@ BLOCKS = {
                      "doc": "16 PEs in 4 chains of 4 with the broadcast and join trees, ROW tokens of 4 rows, "
                             "engine P16 parameters (weight bus 4 words)"},
     "chain_join": {"top": "chain_join", "params": {"NumChains": JOIN_CHAINS, "AddLatency": 4}, "quick": False,
-                   "slow": True,
+                   "slow": 1,
                    "mems": [], "dsp": 0, "eq": JOIN_EQ,
                    "doc": "join tree of 16 chain tails (the NumPe 256 engine's): 15 FP adders (BW), a register a node (FW)"},
     "pe_chain_lanes1": {"top": "pe_chain", "params": _chain(P4, lanes=1), "quick": False, "mems": PE_MEMS,
@@ -368,12 +369,12 @@ BLOCKS.update({
                  "dsp": None, "eq": ACT_UNIT_EQ,
                  "doc": "activation unit alone (opt-in, --large; the default flow reports the "
                         "engine's act_unit in context)"},
-    "engine": {"top": "engine", "params": dict(P4), "quick": False, "slow": True, "mems": ENGINE_MEMS,
+    "engine": {"top": "engine", "params": dict(P4), "quick": False, "slow": 2, "mems": ENGINE_MEMS,
                "dsp": None,
                "eq": ENGINE_EQ, "num_pe": P4["NumPe"], "chain_prefix": "u_chain.",
                "submodules": ["act_unit", "sequencer"],
                "doc": "recurrent engine P4 (4 PEs)"},
-    "engine_p16": {"top": "engine", "params": dict(P16), "quick": False, "slow": True, "optional": True,
+    "engine_p16": {"top": "engine", "params": dict(P16), "quick": False, "slow": 2, "optional": True,
                    "mems": ENGINE_MEMS, "dsp": None, "eq": ENGINE_EQ, "num_pe": P16["NumPe"],
                    "submodules": ["act_unit", "sequencer"],
                    "chain_prefix": "u_chain.", "doc": "recurrent engine P16 (16 PEs), opt-in (--large)"},
@@ -1258,7 +1259,7 @@ CORE_MEMS = [(r"(.*\.)?u_weights" + LANE, {"bram", "uram"}),
              (r"u_(order|rbuf|bbuf)\.u_ram" + LANE, {"lutram", "ff"})] + ROM_MEMS + \
             [(r".*", {"bram", "uram", "lutram", "ff"})]  # the engine's others (as the engine block)
 BLOCKS["farnn_core"] = {
-    "top": "farnn_core", "params": dict(P4), "quick": False, "slow": True, "optional": True,
+    "top": "farnn_core", "params": dict(P4), "quick": False, "slow": 2, "optional": True,
     "mems": CORE_MEMS, "dsp": None, "eq": FARNN_CORE_EQ,
     "submodules": ["engine", "core_regs", "core_dispatch", "core_run", "dma_reader", "dma_writer",
                    "axi_rd_mux", "axi_wr_mux", "store_axi"],

@@ -513,7 +513,7 @@ def main():
             print("synth:   ERROR " + e.splitlines()[0], flush=True)
 
     # The slow blocks first, so that side by side none of them starts last.
-    order = sorted(names, key=lambda n: not blocks.BLOCKS[n].get("slow", False))
+    order = sorted(names, key=lambda n: -blocks.BLOCKS[n].get("slow", 0))
     done = {}
     if a.jobs <= 1 or len(names) == 1:
         for n in order:
