@@ -427,7 +427,8 @@ def write_report(outdir, recs, summ, total_s):
                     L.append("   eq stimulus: %s = %s" % (k, e[k]))
         for err in r.get("errors", []):
             L.append("   ERROR: " + err.splitlines()[0])
-        L.append("   time: yosys %ss, total %ss" % (r.get("yosys_s"), r.get("total_s")))
+        if r.get("total_s") is not None:
+            L.append("   time: yosys %ss, total %ss" % (r.get("yosys_s"), r["total_s"]))
         L.append("")
     if summ:
         L.append("Summary")
@@ -474,12 +475,14 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--fast-build", action="store_true",
                     help="compile the equivalence simulations with -O0 (quick blocks)")
-    ap.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1,
-                    help="blocks synthesized side by side (default: one per CPU)")
+    ap.add_argument("--jobs", "-j", type=int, default=len(os.sched_getaffinity(0)),
+                    help="blocks synthesized side by side (default: one per CPU this process may use)")
     ap.add_argument("--rerender", action="store_true",
                     help="rewrite report.txt/json (and docs/capacity.md) from OUT/report.json "
                          "without synthesizing")
     a = ap.parse_args()
+    if a.jobs < 1:
+        ap.error("--jobs must be at least 1")
     if a.rerender:
         rep = json.load(open(os.path.join(a.out, "report.json")))
         recs = rep["blocks"]
@@ -526,7 +529,12 @@ def main():
             futs = {ex.submit(synth_block, *args_of(n)): n for n in order}
             for f in concurrent.futures.as_completed(futs):
                 n = futs[f]
-                done[n] = f.result()
+                try:
+                    done[n] = f.result()
+                except Exception as e:  # a worker died or raised: that block fails, the rest go on
+                    done[n] = {"block": n, "top": blocks.BLOCKS[n]["top"], "params": blocks.BLOCKS[n]["params"],
+                               "doc": blocks.BLOCKS[n].get("doc", ""), "status": "FAIL",
+                               "errors": ["worker: %s: %s" % (type(e).__name__, e)]}
                 report_one(n, done[n])
     recs = [done[n] for n in names]
     summ = summary(recs)

@@ -16,8 +16,8 @@
 //                                                                -- cut 0 --
 //   1 order: magnitude compare; in parallel the exponent
 //     distance |ea - eb| (shift amount) and the NaN/Inf classes  -- cut 1 --
-//   2 swap and align: right shift of the smaller mantissa into a
-//     27-bit frame, the bits shifted out ORed into a sticky bit 0 -- cut 2 --
+//   2 swap and align: right shift of the smaller mantissa into
+//     a 27-bit frame, the bits shifted out ORed into bit 0       -- cut 2 --
 //   3 add/sub (28-bit, one carry chain)                          -- cut 3 --
 //   4 leading-zero count                                         -- cut 4 --
 //   5 normalize: left shift, result exponent, under/overflow,

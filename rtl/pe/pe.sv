@@ -576,6 +576,8 @@ module pe #(
   // The sequencer's spacing must keep every PE to one job at a time.
   always_ff @(posedge clk_i) begin
     if (!rst_i) begin
+      assert ($onehot0(tok_kind_i))
+      else $error("pe %0d: token kind %b is not one-hot", PeIndex, tok_kind_i);
       assert (!((is_elem || is_row) && issue_cnt_q > 1))
       else $error("pe %0d: new token while a MAC burst is still issuing", PeIndex);
       assert (!(mac_acc_rd && part_valid))
