@@ -219,11 +219,17 @@ def submodule_stats(workdir, b):
     return out
 
 
+def block_record(name, errors=()):
+    """A block's report record before any result: what it is, and its errors."""
+    b = blocks.BLOCKS[name]
+    return {"block": name, "top": b["top"], "params": b["params"], "doc": b.get("doc", ""),
+            "errors": list(errors)}
+
+
 def synth_block(name, outdir, do_eq=True, cycles=None, seed=1, fast_build=False):
     b = blocks.BLOCKS[name]
     wd = os.path.join(outdir, name)
-    rec = {"block": name, "top": b["top"], "params": b["params"], "doc": b.get("doc", ""),
-           "errors": []}
+    rec = block_record(name)
     t0 = time.time()
     try:
         rec["yosys_s"] = round(flow.run_yosys(b["top"], b["params"], wd, b.get("submodules", ())), 1)
@@ -532,9 +538,7 @@ def main():
                 try:
                     done[n] = f.result()
                 except Exception as e:  # a worker died or raised: that block fails, the rest go on
-                    done[n] = {"block": n, "top": blocks.BLOCKS[n]["top"], "params": blocks.BLOCKS[n]["params"],
-                               "doc": blocks.BLOCKS[n].get("doc", ""), "status": "FAIL",
-                               "errors": ["worker: %s: %s" % (type(e).__name__, e)]}
+                    done[n] = block_record(n, ["worker: %s: %s" % (type(e).__name__, e)]) | {"status": "FAIL"}
                 report_one(n, done[n])
     recs = [done[n] for n in names]
     summ = summary(recs)

@@ -609,22 +609,23 @@ void suite_extents(CoreHarness& hx) {
     d.in_stride = in_stride;
     d.out_stride = out_stride;
     const bool write = s == 1 || s == 3;
+    // The command (after its LOAD, and for BACKWARD its FORWARD) with the
+    // stream under test alone in window 1, `bytes` long.
+    const auto submit = [&](uint64_t bytes) {
+      hx.set_window(1, addr[s], bytes, !write, write);
+      hx.push(load_desc(l));
+      if (bw) hx.push(run_desc(l, false));
+      hx.push(d);
+      hx.ring_doorbell();
+    };
     // One word short: refused before anything moves.
-    hx.set_window(1, addr[s], ext[s] - 4, !write, write);
-    hx.push(load_desc(l));
-    if (bw) hx.push(run_desc(l, false));
-    hx.push(d);
-    hx.ring_doorbell();
+    submit(ext[s] - 4);
     expect_fault(hx, {"short window", cr::Error::kWindow,
                       write ? cr::FaultKind::kWindowWrite : cr::FaultKind::kWindowRead, {}, streams[bw][s]},
                  addr[s], ctx + ", window 4 bytes short");
     hx.soft_reset();
     // Exactly the extent: the command runs, bit-exact.
-    hx.set_window(1, addr[s], ext[s], !write, write);
-    hx.push(load_desc(l));
-    if (bw) hx.push(run_desc(l, false));
-    hx.push(d);
-    hx.ring_doorbell();
+    submit(ext[s]);
     if (!hx.wait_done(hx.tail(), budget(cfg) * 2, ctx)) hx.tb().fail(ctx + ": halted: " + hx.fault().describe());
     const auto out_raw = hx.host().read_words(addr[1], ext[1] / 4);
     const auto& out_expected = bw ? l.bw.delta : l.fw.h;
