@@ -288,6 +288,7 @@ module farnn_core #(
     .MaxBatch    (MaxBatch),
     .MulLatency  (MulLatency),
     .AddLatency  (AddLatency),
+    .XpWords     (1),             // the per-step reader's 32-bit stream
     .MemAddrWidth(StoreAddrWidth)
   ) u_engine (
     .clk_i,

@@ -1,6 +1,9 @@
 // Activation unit of the recurrent engine, forward and backward, LSTM and GRU.
 // FW: gathers the chain's G gate results of each hidden unit (they leave the
-//     chain in row order k = G*j + g, one per cycle), adds b_hh (bias RAM) and
+//     chain in row order k = G*j + g, ResLanes a cycle: with one lane a unit
+//     every G cycles; with four a group of 4 rows a cycle, which is an LSTM
+//     unit, and a GRU unit every cycle through a 4-to-3 regrouping behind a
+//     FIFO of groups, ahead of the chain by one group in 4), adds b_hh (bias RAM) and
 //     xp (Xp FIFO), reads c_{t-1} (LSTM) or h_{t-1} (GRU) from the state RAM,
 //     runs act_fw_lstm / act_fw_gru and writes h (h buffer and h stream), the
 //     new state, the gate-store record and, on the last time step, the final
@@ -19,8 +22,9 @@
 // whole step by the time its first result arrives, so nothing here ever
 // stalls (asserted).
 // Latency: FW 3/5*AddLatency + 2*MulLatency + 2*ACT_LATENCY (LSTM/GRU) plus 1;
-// BW 2*AddLatency + 4*MulLatency + 1. Throughput: one unit per G cycles (FW),
-// one per cycle (BW).
+// BW 2*AddLatency + 4*MulLatency + 1; with four lanes the FW units enter 3
+// cycles after their group (the FIFO and the side RAM read). Throughput: one
+// unit per G cycles (FW, one lane) or per cycle (FW, four lanes; BW).
 `default_nettype none
 
 module act_unit #(
@@ -30,6 +34,7 @@ module act_unit #(
   parameter int unsigned AddLatency   = 3,
   parameter int unsigned MemAddrWidth = 40,
   parameter int unsigned NumBanks     = 2,
+  parameter int unsigned ResLanes     = 1,   // chain result lanes (1 or 4)
   localparam int unsigned BankWidth   = (NumBanks > 1) ? $clog2(NumBanks) : 1,
   localparam int unsigned JWidth      = (MaxHidden > 1) ? $clog2(MaxHidden) : 1,
   localparam int unsigned BWidth      = (MaxBatch > 1) ? $clog2(MaxBatch) : 1,
@@ -50,9 +55,10 @@ module act_unit #(
   output logic                    desc_ready_o,
   input  logic [BWidth-1:0]       desc_batch_i,
   input  logic                    desc_flag_i,    // FW: last time step; BW: final step
-  // Chain output.
+  // Chain output (FW: a group of ResLanes rows, lane 0 valid for a group;
+  // BW: dh_rec on lane 0).
   input  logic                    res_valid_i,
-  input  logic [31:0]             res_data_i,
+  input  logic [ResLanes*32-1:0]  res_data_i,
   // Input FIFO heads (first-word fall-through) and pops.
   input  logic                    xp_valid_i,
   input  logic [127:0]            xp_data_i,
@@ -107,12 +113,16 @@ module act_unit #(
   logic [BWidth-1:0] cur_batch;
   logic              cur_flag;
 
+  // take: a unit's result (one lane, FW: a gate) enters this cycle.
+  logic              take, fw_unit_valid;
+  logic [127:0]      fw_unit;
+  assign take          = cfg_bw_i ? res_valid_i : (ResLanes == 1 ? res_valid_i : fw_unit_valid);
   assign last_gate     = cfg_gru_i ? 2'd2 : 2'd3;
-  assign first_of_step = res_valid_i && !in_step_q;
+  assign first_of_step = take && !in_step_q;
   assign desc_ready_o  = first_of_step;
   assign cur_batch     = first_of_step ? desc_batch_i : batch_q;
   assign cur_flag      = first_of_step ? desc_flag_i : flag_q;
-  assign last_of_unit  = cfg_bw_i || (gate_q == last_gate);
+  assign last_of_unit  = cfg_bw_i || ResLanes > 1 || (gate_q == last_gate);
   assign last_of_step  = last_of_unit && (32'(unit_q) + 1 == 32'(cfg_hidden_i));
 
   always_comb begin
@@ -121,7 +131,7 @@ module act_unit #(
     in_step_d = in_step_q;
     batch_d   = cur_batch;
     flag_d    = cur_flag;
-    if (res_valid_i) begin
+    if (take) begin
       in_step_d = !last_of_step;
       gate_d    = last_of_unit ? 2'd0 : gate_q + 2'd1;
       unit_d    = last_of_step ? '0 : (last_of_unit ? unit_q + 1'b1 : unit_q);
@@ -148,7 +158,7 @@ module act_unit #(
   logic              side_re;
   logic [127:0]      bias_rdata;
   logic [31:0]       state_rdata;
-  assign side_re = res_valid_i && (cfg_bw_i || gate_q == 2'd0);
+  assign side_re = take && (cfg_bw_i || gate_q == 2'd0);
 
   for (genvar g = 0; g < 4; g++) begin : g_bias
     prim_ram_1r1w #(
@@ -181,21 +191,113 @@ module act_unit #(
     .rdata_o(state_rdata)
   );
 
-  // FW: collect the gate results of a unit; launch on its last gate.
-  logic [95:0] gates_q, gates_d;
-  always_comb begin
-    gates_d = gates_q;
-    if (res_valid_i && !cfg_bw_i && !last_of_unit) gates_d[gate_q*32 +: 32] = res_data_i;
-  end
-  always_ff @(posedge clk_i) gates_q <= gates_d;
-
+  // FW: a unit's G gate results, launched with its bias and state words.
   logic              fw_launch;
   logic [127:0]      fw_acc;
   logic [MetaWidth-1:0] fw_meta;
-  assign fw_launch = res_valid_i && !cfg_bw_i && last_of_unit;
-  assign fw_acc    = cfg_gru_i ? {32'h0, res_data_i, gates_q[63:0]} : {res_data_i, gates_q};
-  assign fw_meta   = {cur_flag, cur_batch, unit_q, 32'h0};
-  assign xp_pop_o  = fw_launch;
+  if (ResLanes == 1) begin : g_gather
+    // One result a cycle: collect the gates; launch on the last (the side
+    // RAMs were read at the first).
+    logic [95:0] gates_q, gates_d;
+    logic        unused_unit;
+    always_comb begin
+      gates_d = gates_q;
+      if (res_valid_i && !cfg_bw_i && !last_of_unit) gates_d[gate_q*32 +: 32] = res_data_i;
+    end
+    always_ff @(posedge clk_i) gates_q <= gates_d;
+    assign fw_unit_valid = 1'b0;
+    assign fw_unit       = '0;
+    assign unused_unit   = ^{fw_unit_valid, fw_unit};
+    assign fw_launch     = res_valid_i && !cfg_bw_i && last_of_unit;
+    assign fw_acc        = cfg_gru_i ? {32'h0, res_data_i, gates_q[63:0]} : {res_data_i, gates_q};
+    assign fw_meta       = {cur_flag, cur_batch, unit_q, 32'h0};
+  end else begin : g_groups
+    // Four rows a cycle into a FIFO of groups. LSTM: a group is a unit. GRU:
+    // units of 3 rows are cut from the groups, holding up to 3 rows over
+    // (rows held: 0 -> 1 -> 2 -> 3, and the fourth cycle makes a unit of the
+    // held rows without a group); a step's last unit drops what is held (the
+    // padding lanes of its last group). Groups arrive 4 rows a cycle and
+    // leave 3, so the FIFO holds at most a quarter of a step's groups
+    // (GroupDepth), and empties before the next step's groups arrive (the
+    // sequencer's fw_result_gap counts H slots).
+    localparam int unsigned GroupDepth = 1 << $clog2((3 * MaxHidden + 15) / 16 + 2);
+    logic         grp_valid, grp_pop, grp_in_ready;
+    logic [127:0] grp_data;
+    logic [$clog2(GroupDepth + 2)-1:0] unused_grp_count;
+    prim_fifo #(.Width(128), .Depth(GroupDepth)) u_groups (
+      .clk_i, .rst_i,
+      .in_valid_i (res_valid_i && !cfg_bw_i),
+      .in_ready_o (grp_in_ready),
+      .in_data_i  (res_data_i),
+      .out_valid_o(grp_valid),
+      .out_ready_i(grp_pop),
+      .out_data_o (grp_data),
+      .count_o    (unused_grp_count)
+    );
+    logic [1:0]  held_q, held_d;    // GRU rows held over
+    logic [95:0] hold_q, hold_d;
+    always_comb begin
+      held_d        = held_q;
+      hold_d        = hold_q;
+      fw_unit_valid = grp_valid;
+      fw_unit       = grp_data;
+      grp_pop       = grp_valid;
+      if (cfg_gru_i) begin
+        unique case (held_q)
+          2'd0: begin
+            fw_unit           = {32'h0, grp_data[95:0]};
+            hold_d[31:0]      = grp_data[127:96];
+          end
+          2'd1: begin
+            fw_unit           = {32'h0, grp_data[63:0], hold_q[31:0]};
+            hold_d[63:0]      = grp_data[127:64];
+          end
+          2'd2: begin
+            fw_unit           = {32'h0, grp_data[31:0], hold_q[63:0]};
+            hold_d            = grp_data[127:32];
+          end
+          default: begin
+            fw_unit_valid     = 1'b1;
+            fw_unit           = {32'h0, hold_q};
+            grp_pop           = 1'b0;
+          end
+        endcase
+        if (fw_unit_valid) held_d = held_q + 2'd1;
+      end
+      if (fw_unit_valid && last_of_step) held_d = 2'd0;
+    end
+    always_ff @(posedge clk_i) begin
+      if (rst_i) held_q <= '0;
+      else       held_q <= held_d;
+    end
+    always_ff @(posedge clk_i) hold_q <= hold_d;
+
+    // The side RAMs are read as the unit is cut; it launches a cycle later.
+    logic                 launch_q;
+    logic [127:0]         acc_q;
+    logic [MetaWidth-1:0] meta_q;
+    always_ff @(posedge clk_i) begin
+      if (rst_i) launch_q <= 1'b0;
+      else       launch_q <= fw_unit_valid && !cfg_bw_i;
+    end
+    always_ff @(posedge clk_i) begin
+      acc_q  <= fw_unit;
+      meta_q <= {cur_flag, cur_batch, unit_q, 32'h0};
+    end
+    assign fw_launch = launch_q;
+    assign fw_acc    = acc_q;
+    assign fw_meta   = meta_q;
+`ifndef SYNTHESIS
+    always_ff @(posedge clk_i) begin
+      if (!rst_i) begin
+        assert (!(res_valid_i && !cfg_bw_i && !grp_in_ready))
+        else $error("act_unit: group FIFO full");
+        assert (!(fw_unit_valid && cfg_bw_i)) else $error("act_unit: FW unit in a BW command");
+      end
+    end
+`endif
+  end
+  assign xp_pop_o = fw_launch;
 
   // BW: one unit per dh_rec; the carry read lands one cycle later.
   logic                 bw_launch_q;
@@ -213,7 +315,7 @@ module act_unit #(
   always_ff @(posedge clk_i) begin
     bw_meta_q   <= {cur_flag, cur_batch, unit_q, 32'h0};
     bw_dh_ext_q <= cur_flag ? NEG_ZERO : dh_data_i;
-    bw_dh_rec_q <= res_data_i;
+    bw_dh_rec_q <= res_data_i[31:0];
     bw_rec_q    <= cur_flag ? '0 : rec_data_i;
   end
   logic [MetaWidth-1:0] bw_meta;

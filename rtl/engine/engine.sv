@@ -8,7 +8,8 @@
 //   FORWARD   (command port, names its bank) T steps of B interleaved
 //             sequences, each of its own length (a finished sequence does no
 //             work and leaves the streams: PyTorch PackedSequence order): h0/c0 from the state stream,
-//             xp_t (W_ih x_t + b_ih, unit-major) in, h_t out, final (h, c) on
+//             xp_t (W_ih x_t + b_ih, unit-major; XpWords 4: one unit a
+//             beat, gate g in lane g, GRU's lane 3 unused) in, h_t out, final (h, c) on
 //             the state stream; activations saved to the gate store;
 //   BACKWARD  the same sequences in reverse: the initial carry (dc_T for LSTM)
 //             from the state stream, dh_t in, the gate gradients delta_t out
@@ -17,7 +18,7 @@
 //             (U^T delta on the chain).
 // Streams are valid/ready with `last` on the final beat of each command's
 // portion (AXI-Stream rules): 32-bit words, but for the weight stream
-// (WeightLanes words a beat) and the delta stream (a unit's 4 words a beat,
+// (WeightLanes words a beat), Xp with XpWords 4 and the delta stream (a unit's 4 words a beat,
 // lane 0 in bits 31:0; GRU's fourth is its dhn term, as the model's). An
 // input whose `last` comes early or late ends the command with
 // ERR_TOO_FEW_WORDS / ERR_TOO_MANY_WORDS and the stream in status_unit_o; a
@@ -51,6 +52,11 @@ module engine #(
   // BW delta rows a ROW token carries (1 or 4; engine_pkg::row_lanes picks
   // the one with the smaller per-step skews for the chain geometry).
   parameter int unsigned RowLanes     = engine_pkg::row_lanes(NumPe, NumChains, AddLatency),
+  // FW results leave the chains ResLanes rows a cycle (4 needs NumPe a
+  // multiple of 4; with 4 the activation unit takes a unit a cycle).
+  parameter int unsigned ResLanes     = (NumPe % 4 == 0) ? 4 : 1,
+  // Xp words a beat: 1 (a word a beat, G beats a unit) or 4 (a unit a beat).
+  parameter int unsigned XpWords      = 4,
   parameter int unsigned MemAddrWidth = 40
 ) (
   input  logic                    clk_i,
@@ -95,7 +101,7 @@ module engine #(
   input  logic                    state_in_last_i,
   input  logic                    xp_valid_i,
   output logic                    xp_ready_o,
-  input  logic [31:0]             xp_data_i,
+  input  logic [XpWords*32-1:0]   xp_data_i,
   input  logic                    xp_last_i,
   input  logic                    dh_valid_i,
   output logic                    dh_ready_o,
@@ -265,7 +271,9 @@ module engine #(
     .AddLatency  (AddLatency),
     .MemAddrWidth(MemAddrWidth),
     .FifoDepth   (FifoDepth),
-    .RowLanes    (RowLanes)
+    .RowLanes    (RowLanes),
+    .ResLanes    (ResLanes),
+    .XpWords     (XpWords)
   ) u_seq (
     .clk_i,
     .rst_i,
@@ -366,8 +374,9 @@ module engine #(
   );
 
   // --------------------------------------------------------------- chain
-  logic        res_valid, res_zero;
-  logic [31:0] res_data;
+  logic [ResLanes-1:0]    res_valid;
+  logic                   res_zero;
+  logic [ResLanes*32-1:0] res_data;
   logic [NumPe-1:0] pe_mac, pe_wload;
 
   // The datapath's reset: rst_i, or a flush that ends a command early.
@@ -381,7 +390,8 @@ module engine #(
     .MulLatency (MulLatency),
     .AddLatency (AddLatency),
     .Lanes      (Lanes),
-    .RowLanes   (RowLanes)
+    .RowLanes   (RowLanes),
+    .ResLanes   (ResLanes)
   ) u_chain (
     .clk_i,
     .rst_i           (dp_rst),
@@ -433,24 +443,30 @@ module engine #(
   end
 
   // ------------------------------------------------------ input buffering
-  logic [2:0]   gate_count;
-  assign gate_count = run_gru ? 3'd3 : 3'd4;
-
   logic         xp_pack_valid, xp_pack_ready, xp_head_valid, xp_pop;
   logic [127:0] xp_pack_data, xp_head;
   logic [FifoCount-1:0] unused_xp_count;
   logic         xp_in_ready;
-  stream_pack #(.Lanes(4)) u_xp_pack (
-    .clk_i,
-    .rst_i      (dp_rst),
-    .count_i    (gate_count),
-    .in_valid_i (xp_valid_i && xp_open),
-    .in_ready_o (xp_in_ready),
-    .in_data_i  (xp_data_i),
-    .out_valid_o(xp_pack_valid),
-    .out_ready_i(xp_pack_ready),
-    .out_data_o (xp_pack_data)
-  );
+  if (XpWords == 1) begin : g_xp_words
+    logic [2:0] gate_count;
+    assign gate_count = run_gru ? 3'd3 : 3'd4;
+    stream_pack #(.Lanes(4)) u_xp_pack (
+      .clk_i,
+      .rst_i      (dp_rst),
+      .count_i    (gate_count),
+      .in_valid_i (xp_valid_i && xp_open),
+      .in_ready_o (xp_in_ready),
+      .in_data_i  (xp_data_i),
+      .out_valid_o(xp_pack_valid),
+      .out_ready_i(xp_pack_ready),
+      .out_data_o (xp_pack_data)
+    );
+  end else begin : g_xp_units
+    // A unit a beat: GRU's fourth lane is not used.
+    assign xp_pack_valid = xp_valid_i && xp_open;
+    assign xp_in_ready   = xp_pack_ready;
+    assign xp_pack_data  = {run_gru ? 32'h0 : xp_data_i[127:96], xp_data_i[95:0]};
+  end
   assign xp_ready_o = (xp_open && xp_in_ready) || xp_skip;
   assign xp_word    = xp_valid_i && xp_ready_o;
   assign xp_unit    = xp_pack_valid && xp_pack_ready;
@@ -548,7 +564,8 @@ module engine #(
     .MulLatency  (MulLatency),
     .AddLatency  (AddLatency),
     .MemAddrWidth(MemAddrWidth),
-    .NumBanks    (NumBanks)
+    .NumBanks    (NumBanks),
+    .ResLanes    (ResLanes)
   ) u_act (
     .clk_i,
     .rst_i      (dp_rst),
@@ -562,7 +579,7 @@ module engine #(
     .desc_ready_o    (desc_ready),
     .desc_batch_i    (desc_batch),
     .desc_flag_i     (desc_flag),
-    .res_valid_i     (res_valid),
+    .res_valid_i     (res_valid[0]),
     .res_data_i      (res_data),
     .xp_valid_i      (xp_head_valid),
     .xp_data_i       (xp_head),
@@ -785,7 +802,7 @@ module engine #(
                     tok_valid || unit_done;
 
   logic unused_engine;
-  assign unused_engine = ^{res_zero, unused_xp_count, unused_dh_count, unused_rec_count,
+  assign unused_engine = ^{res_zero, res_valid, unused_xp_count, unused_dh_count, unused_rec_count,
                            unused_desc_in_ready, unused_desc_count};
 
 `ifndef SYNTHESIS

@@ -49,6 +49,8 @@ module sequencer #(
   parameter int unsigned MemAddrWidth = 40,
   parameter int unsigned FifoDepth    = 64,
   parameter int unsigned RowLanes     = 1,      // delta rows a ROW token carries (pe_chain checks it)
+  parameter int unsigned ResLanes     = 1,      // FW result lanes of the chain (1 or 4)
+  parameter int unsigned XpWords      = 1,      // Xp words a beat (1, or 4: a unit a beat)
   localparam int unsigned CountWidth  = $clog2(NumPe + 2),
   localparam int unsigned BankWidth   = (NumBanks > 1) ? $clog2(NumBanks) : 1,
   localparam int unsigned MaxRows     = (4 * MaxHidden + NumPe - 1) / NumPe,
@@ -300,7 +302,7 @@ module sequencer #(
   logic [CrW-1:0] hout_cr_q, hout_cr_d, dout_cr_q, dout_cr_d, sout_cr_q, sout_cr_d;
   logic [CrW-1:0] store_cr_q, store_cr_d;
   logic [CW-1:0] xp_left_q, xp_left_d, dh_left_q, dh_left_d;
-  logic [CW-1:0] xpw_q, xpw_d;        // FW: the Xp words of the command (T*B*H*G)
+  logic [CW-1:0] xpw_q, xpw_d;        // FW: the Xp beats of the command (T*B*H*G / XpWords)
   // xp_left / dh_left == 0 and == 1, registered beside them (framing stays shallow).
   logic          xp_z_q, xp_one_q, dh_z_q, dh_one_q;
   logic [CW-1:0] xp_init, dh_init;    // their values when the run starts
@@ -773,7 +775,8 @@ module sequencer #(
         // The spacing rules (engine_pkg, "The sequencer's spacing rules").
         s_fw_d   = 16'(engine_pkg::fw_elem_spacing(32'(quo_q) + 32'(rem_q != 0), 32'(hid_q), La));
         s_fwb_d  = 16'(engine_pkg::fw_step_spacing(32'(quo_q) + 32'(rem_q != 0), 32'(hid_q), La));
-        l_res_d  = engine_pkg::fw_result_gap(32'(quo_q) + 32'(rem_q != 0), 32'(gh_q), 32'(hid_q), Lm, La);
+        l_res_d  = engine_pkg::fw_result_gap(32'(quo_q) + 32'(rem_q != 0),
+                                             ResLanes > 1 ? 32'(hid_q) : 32'(gh_q), 32'(hid_q), Lm, La);
         pitch_d  = 16'(pitch_r);
         s_bw_d   = 16'(engine_pkg::bw_wave_spacing(32'(hid_q), span_full, La) - span_full);
         q_last_d = 16'(q_last);
@@ -795,7 +798,7 @@ module sequencer #(
       S_CHECK: begin
         wait_cfg_d = 16'(engine_pkg::cfg_settle_cycles(NumPe, NumChains));
         uend_d     = is_bw ? tbh_q + bh_q : tbh_q;
-        xpw_d      = is_gru ? (tbh_q << 1) + tbh_q : tbh_q << 2;
+        xpw_d      = (XpWords > 1) ? tbh_q : (is_gru ? (tbh_q << 1) + tbh_q : tbh_q << 2);
         state_d    = S_CFGWAIT;
         if (big_q) begin
           status_d = engine_pkg::ERR_HIDDEN_TOO_LARGE;
@@ -1401,6 +1404,7 @@ module sequencer #(
   end
   initial begin
     if (NumPe < 1) $error("sequencer: NumPe must be >= 1");
+    if (XpWords != 1 && XpWords != 4) $error("sequencer: XpWords %0d must be 1 or 4", XpWords);
     if (MaxBatch < 1 || MaxHidden < 1) $error("sequencer: MaxBatch and MaxHidden must be >= 1");
     if (FifoDepth < 2 * MaxHidden) $error("sequencer: FifoDepth must hold two steps");
     if (FlushCycles > 255) $error("sequencer: flush counter too narrow");

@@ -4,8 +4,9 @@
 // cycle (unfused: fp_mul then fp_add) on the token it is working on:
 //   ELEM   (FW)  operand h[c]: acc[lr] (+)= U[k][c] * h[c] for its rows lr;
 //                on the step's last element the sums go to the result RAM and
-//                are drained onto the result relay, one every NumPe cycles,
-//                so the chain emits all G*H results in row order k. With
+//                are drained onto result lane k mod ResLanes, one every
+//                NumPe/ResLanes cycles, so the chain emits all G*H results in
+//                row order k, ResLanes consecutive rows a cycle. With
 //                fewer than FW_SPLIT_ROWS rows a PE (engine_pkg::fw_split)
 //                odd elements go to second sums acc[FW_SPLIT_BASE | lr], and
 //                the last element's sum is added to the other one on its way
@@ -19,7 +20,8 @@
 //   REDUCE (BW)  the first PE of its chain (ChainHead) starts H partials of
 //                -0; each PE adds its acc[c] to partial c as it passes (PEs
 //                without rows add -0), so the chain emits its sum
-//                (((-0 + acc_first[c]) + acc_next[c]) ...) in order c.
+//                (((-0 + acc_first[c]) + acc_next[c]) ...) in order c, on
+//                result lane 0.
 // Weights arrive on a port of their own (the loader's bus, one word per
 // cycle), independent of the tokens: a LOAD into one bank of the weight RAM
 // runs while the MACs read another (the RAM has a read and a write port).
@@ -39,6 +41,7 @@ module pe #(
   parameter int unsigned MulLatency  = 2,
   parameter int unsigned AddLatency  = 3,
   parameter int unsigned RowLanes    = 1,      // rows a ROW token carries (1 or 4)
+  parameter int unsigned ResLanes    = 1,      // FW result lanes (1, or 4 dividing NumPe)
   localparam int unsigned MaxRows     = (4 * MaxHidden + NumPe - 1) / NumPe,
   localparam int unsigned AccWords    = (MaxRows > MaxHidden) ? MaxRows : MaxHidden,  // FW rows / BW columns
   localparam int unsigned AccDepth    = (AccWords > 2 * engine_pkg::FW_SPLIT_BASE) ? AccWords :
@@ -83,13 +86,13 @@ module pe #(
   input  logic                   wld_valid_i,
   input  logic [WAddrWidth-1:0]  wld_addr_i,
   input  logic [31:0]            wld_data_i,
-  // Result relay (FW results / BW reduction partials).
-  input  logic                   res_valid_i,
+  // Result relay: ResLanes lanes of FW results, BW reduction partials on lane 0.
+  input  logic [ResLanes-1:0]    res_valid_i,
   input  logic                   res_zero_i,
-  input  logic [31:0]            res_data_i,
-  output logic                   res_valid_o,
+  input  logic [ResLanes*32-1:0] res_data_i,
+  output logic [ResLanes-1:0]    res_valid_o,
   output logic                   res_zero_o,
-  output logic [31:0]            res_data_o,
+  output logic [ResLanes*32-1:0] res_data_o,
   // Activity, for the engine's counters: a MAC issued, a weight word written.
   output logic                   mac_o,
   output logic                   wload_o
@@ -97,10 +100,12 @@ module pe #(
 
   localparam int unsigned DrainDelay      = engine_pkg::pe_drain_delay(MulLatency, AddLatency, 1'b0);
   localparam int unsigned DrainDelaySplit = engine_pkg::pe_drain_delay(MulLatency, AddLatency, 1'b1);
-  localparam int unsigned WaitWidth       = $clog2(DrainDelaySplit + NumPe + 1);
+  localparam int unsigned WaitWidth       = $clog2(DrainDelaySplit + NumPe / ResLanes + 1);
   localparam logic [AccWidth-1:0] SPLIT_BASE = AccWidth'(engine_pkg::FW_SPLIT_BASE);
   localparam logic [PeWidth-1:0] MY_INDEX = PeWidth'(PeIndex);
   localparam int unsigned MyLane   = PeIndex % RowLanes;
+  localparam int unsigned ResLane  = PeIndex % ResLanes;   // this PE's FW result lane
+  localparam int unsigned DrainGap = NumPe / ResLanes;     // cycles between its drains
   localparam int unsigned LaneBits = (RowLanes > 1) ? $clog2(RowLanes) : 0;
 
   // ---------------------------------------------------------------- config
@@ -349,14 +354,14 @@ module pe #(
 
   if (ChainHead) begin : g_first
     logic unused_res;
-    assign unused_res = ^{res_valid_i, res_zero_i, res_data_i};
+    assign unused_res = ^{res_valid_i[0], res_zero_i, res_data_i[31:0]};
     assign part_valid = (gen_cnt_q != '0);
     assign part_zero  = gen_zero_q;
     assign part_data  = engine_pkg::FP_NEG_ZERO;
   end else begin : g_rest
-    assign part_valid = cfg_bw_q && res_valid_i;
+    assign part_valid = cfg_bw_q && res_valid_i[0];
     assign part_zero  = res_zero_i;
-    assign part_data  = res_data_i;
+    assign part_data  = res_data_i[31:0];
   end
 
   // Column counter of the partials passing this PE (0..H-1, in order).
@@ -474,9 +479,10 @@ module pe #(
 
   // ------------------------------------------------------------ FW drain
   // Results of a step's last element (split: the added sums) go to the result
-  // RAM; PE p drains row lr at (last token arrival) + 1 + DrainDelay + p +
-  // lr*NumPe (p = PeIndex, over all NumPe PEs, so the chains' tails take turns:
-  // rows in order, one per cycle; split: DrainDelaySplit).
+  // RAM; PE p drains row lr (row k = lr*NumPe + p) onto lane k mod ResLanes at
+  // (last token arrival) + 1 + DrainDelay + k div ResLanes (p = PeIndex, over
+  // all NumPe PEs, so the chains' tails take turns: rows in order, ResLanes a
+  // cycle; split: DrainDelaySplit).
   logic                res_we;
   logic [ResWidth-1:0] res_waddr;
   assign res_we    = (fw_last_out && !split_q) || comb_out;
@@ -500,13 +506,14 @@ module pe #(
       end else begin
         drain_left_d = drain_left_q - 1'b1;
         drain_lr_d   = drain_lr_q + 1'b1;
-        drain_wait_d = WaitWidth'(NumPe - 1);
+        drain_wait_d = WaitWidth'(DrainGap - 1);
       end
     end
     if (is_elem && tok_last_i) begin
       drain_left_d = rows_q;
       drain_lr_d   = '0;
-      drain_wait_d = split_q ? WaitWidth'(DrainDelaySplit + PeIndex) : WaitWidth'(DrainDelay + PeIndex);
+      drain_wait_d = split_q ? WaitWidth'(DrainDelaySplit + PeIndex / ResLanes) :
+                               WaitWidth'(DrainDelay + PeIndex / ResLanes);
     end
   end
   always_ff @(posedge clk_i) begin
@@ -537,21 +544,26 @@ module pe #(
   );
 
   // --------------------------------------------------------- result relay
-  logic        res_valid_q, res_valid_d, res_zero_q, res_zero_d;
-  logic [31:0] res_data_q, res_data_d;
+  // Lane 0 carries the BW partials and, FW, the results of the PEs on lane 0;
+  // lane ResLane takes this PE's drained results; the other lanes pass on.
+  logic [ResLanes-1:0]    res_valid_q, res_valid_d;
+  logic                   res_zero_q, res_zero_d;
+  logic [ResLanes*32-1:0] res_data_q, res_data_d;
   always_comb begin
+    res_valid_d = cfg_bw_q ? '0 : res_valid_i;
+    res_data_d  = res_data_i;
+    res_zero_d  = 1'b0;
     if (cfg_bw_q) begin
-      res_valid_d = red_add_out;
-      res_zero_d  = add_tag_out[0];
-      res_data_d  = sum;
-    end else begin
-      res_valid_d = inject_q || res_valid_i;
-      res_zero_d  = 1'b0;
-      res_data_d  = inject_q ? res_rdata : res_data_i;
+      res_valid_d[0]    = red_add_out;
+      res_zero_d        = add_tag_out[0];
+      res_data_d[31:0]  = sum;
+    end else if (inject_q) begin
+      res_valid_d[ResLane]           = 1'b1;
+      res_data_d[ResLane*32 +: 32]   = res_rdata;
     end
   end
   always_ff @(posedge clk_i) begin
-    if (rst_i) res_valid_q <= 1'b0;
+    if (rst_i) res_valid_q <= '0;
     else       res_valid_q <= res_valid_d;
   end
   always_ff @(posedge clk_i) begin
@@ -572,6 +584,8 @@ module pe #(
     if (PeIndex >= NumPe) $error("pe: PeIndex %0d >= NumPe %0d", PeIndex, NumPe);
     if (MulLatency < 1 || AddLatency < 1) $error("pe: operator latencies must be >= 1");
     if (WeightDepth < 2) $error("pe: WeightDepth must be >= 2");
+    if (!(ResLanes == 1 || (ResLanes == 4 && NumPe % 4 == 0)))
+      $error("pe: ResLanes %0d must be 1, or 4 with NumPe %0d a multiple of 4", ResLanes, NumPe);
   end
   // The sequencer's spacing must keep every PE to one job at a time.
   always_ff @(posedge clk_i) begin
@@ -588,7 +602,7 @@ module pe #(
       else $error("pe %0d: accumulator read port claimed by MAC and split sums", PeIndex);
       assert (!(comb_q && (mac_add_in || red_add_in_q)))
       else $error("pe %0d: adder claimed by split sums and a MAC or reduction", PeIndex);
-      assert (!(inject_q && res_valid_i))
+      assert (!(inject_q && res_valid_i[ResLane]))
       else $error("pe %0d: drained result collides with a relayed result", PeIndex);
       assert (!(is_elem && tok_last_i && drain_left_q != '0))
       else $error("pe %0d: new step's results before the previous drain finished", PeIndex);

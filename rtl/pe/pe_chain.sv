@@ -10,9 +10,11 @@
 // Weights travel on their own bus (the loader's): Lanes words per cycle for
 // the PEs of one group (Lanes consecutive PEs), registered once per group, so
 // group q writes a word q cycles after the loader sent it.
+// FW results travel on ResLanes lanes (row k on lane k mod ResLanes), so
+// ResLanes consecutive rows leave together; BW partials use lane 0.
 // Timing (token issued to the chain input at cycle a; one chain: Bcast = Join = 0):
 //   FW: the results of a step whose last ELEM token is issued at cycle a
-//       leave at a + Bcast + DrainDelay + ChainLen + 2 + Join + k,
+//       leave at a + Bcast + DrainDelay + ChainLen + 2 + Join + k div ResLanes,
 //       k = 0 .. G*H-1 (row order);
 //   BW: a REDUCE token issued at cycle a makes dh_rec[c] leave at
 //       a + Bcast + 1 + ChainLen*(AddLatency+2) + Join*AddLatency + c, c = 0 .. H-1.
@@ -27,6 +29,7 @@ module pe_chain #(
   parameter int unsigned AddLatency  = 3,
   parameter int unsigned Lanes       = 1,       // weight words per cycle
   parameter int unsigned RowLanes    = 1,       // BW delta rows per ROW token (1 or 4)
+  parameter int unsigned ResLanes    = 1,       // FW result lanes (1, or 4 dividing NumPe)
   localparam int unsigned Groups      = (NumPe + Lanes - 1) / Lanes,
   localparam int unsigned GroupWidth  = (Groups > 1) ? $clog2(Groups) : 1,
   localparam int unsigned MaxRows     = (4 * MaxHidden + NumPe - 1) / NumPe,
@@ -57,9 +60,9 @@ module pe_chain #(
   input  logic [WAddrWidth-1:0]  wbus_addr_i,
   input  logic [Lanes-1:0]       wbus_mask_i,
   input  logic [Lanes*32-1:0]    wbus_data_i,
-  output logic                   res_valid_o,
+  output logic [ResLanes-1:0]    res_valid_o,   // lane 0: BW partials too
   output logic                   res_zero_o,
-  output logic [31:0]            res_data_o,
+  output logic [ResLanes*32-1:0] res_data_o,
   // Per PE: a MAC issued / a weight word written this cycle (engine counters).
   output logic [NumPe-1:0]       mac_o,
   output logic [NumPe-1:0]       wload_o
@@ -76,8 +79,9 @@ module pe_chain #(
   logic [NumPe*WAddrWidth-1:0]  tok_addr;
   logic [NumPe*RowLanes-1:0]    tok_mask;
   logic [NumPe*RowLanes*32-1:0] tok_data;
-  logic [NumPe-1:0]             res_valid, res_zero;
-  logic [NumPe*32-1:0]          res_data;
+  logic [NumPe*ResLanes-1:0]    res_valid;
+  logic [NumPe-1:0]             res_zero;
+  logic [NumPe*ResLanes*32-1:0] res_data;
 
   // Weight bus: group 0 takes the loader's register, each further group
   // registers it once more.
@@ -155,13 +159,14 @@ module pe_chain #(
     logic [WAddrWidth-1:0]  in_tok_addr;
     logic [RowLanes-1:0]    in_tok_mask;
     logic [RowLanes*32-1:0] in_tok_data;
-    logic [31:0]            in_res_data;
-    logic                   in_res_valid, in_res_zero;
+    logic [ResLanes*32-1:0] in_res_data;
+    logic [ResLanes-1:0]    in_res_valid;
+    logic                   in_res_zero;
     if (Head) begin : g_head
       assign {in_cfg_bw, in_cfg_hidden, in_cfg_rows_base, in_cfg_rows_extra, in_tok_kind,
               in_tok_first, in_tok_last, in_tok_zero, in_tok_pe, in_tok_addr, in_tok_mask, in_tok_data} =
              head_in[(i / ChainLen)*CfgTokWidth +: CfgTokWidth];
-      assign in_res_valid = 1'b0;
+      assign in_res_valid = '0;
       assign in_res_zero  = 1'b0;
       assign in_res_data  = '0;
     end else begin : g_link
@@ -177,9 +182,9 @@ module pe_chain #(
       assign in_tok_addr       = tok_addr[(i-1)*WAddrWidth +: WAddrWidth];
       assign in_tok_mask       = tok_mask[(i-1)*RowLanes +: RowLanes];
       assign in_tok_data       = tok_data[(i-1)*RowLanes*32 +: RowLanes*32];
-      assign in_res_valid      = res_valid[i-1];
+      assign in_res_valid      = res_valid[(i-1)*ResLanes +: ResLanes];
       assign in_res_zero       = res_zero[i-1];
-      assign in_res_data       = res_data[(i-1)*32 +: 32];
+      assign in_res_data       = res_data[(i-1)*ResLanes*32 +: ResLanes*32];
     end
     pe #(
       .NumPe      (NumPe),
@@ -189,7 +194,8 @@ module pe_chain #(
       .MaxHidden  (MaxHidden),
       .MulLatency (MulLatency),
       .AddLatency (AddLatency),
-      .RowLanes   (RowLanes)
+      .RowLanes   (RowLanes),
+      .ResLanes   (ResLanes)
     ) u_pe (
       .clk_i,
       .rst_i,
@@ -223,29 +229,32 @@ module pe_chain #(
       .res_valid_i     (in_res_valid),
       .res_zero_i      (in_res_zero),
       .res_data_i      (in_res_data),
-      .res_valid_o     (res_valid[i]),
+      .res_valid_o     (res_valid[i*ResLanes +: ResLanes]),
       .res_zero_o      (res_zero[i]),
-      .res_data_o      (res_data[i*32 +: 32]),
+      .res_data_o      (res_data[i*ResLanes*32 +: ResLanes*32]),
       .mac_o           (mac_o[i]),
       .wload_o         (wload_o[i])
     );
   end
 
   if (NumChains == 1) begin : g_one_chain
-    assign res_valid_o = res_valid[NumPe-1];
+    assign res_valid_o = res_valid[(NumPe-1)*ResLanes +: ResLanes];
     assign res_zero_o  = res_zero[NumPe-1];
-    assign res_data_o  = res_data[(NumPe-1)*32 +: 32];
+    assign res_data_o  = res_data[(NumPe-1)*ResLanes*32 +: ResLanes*32];
   end else begin : g_chains
-    logic [NumChains-1:0]    tail_valid, tail_zero;
-    logic [NumChains*32-1:0] tail_data;
+    logic [NumChains*ResLanes-1:0]    tail_valid;
+    logic [NumChains-1:0]             tail_zero;
+    logic [NumChains*ResLanes*32-1:0] tail_data;
     for (genvar c = 0; c < NumChains; c++) begin : g_tail
-      assign tail_valid[c]          = res_valid[(c+1)*ChainLen-1];
-      assign tail_zero[c]           = res_zero[(c+1)*ChainLen-1];
-      assign tail_data[c*32 +: 32]  = res_data[((c+1)*ChainLen-1)*32 +: 32];
+      localparam int unsigned T = (c + 1) * ChainLen - 1;
+      assign tail_valid[c*ResLanes +: ResLanes]       = res_valid[T*ResLanes +: ResLanes];
+      assign tail_zero[c]                             = res_zero[T];
+      assign tail_data[c*ResLanes*32 +: ResLanes*32]  = res_data[T*ResLanes*32 +: ResLanes*32];
     end
     chain_join #(
       .NumChains (NumChains),
-      .AddLatency(AddLatency)
+      .AddLatency(AddLatency),
+      .Lanes     (ResLanes)
     ) u_join (
       .clk_i,
       .rst_i,
@@ -283,6 +292,8 @@ module pe_chain #(
       $error("pe_chain: NumChains=%0d must divide NumPe=%0d", NumChains, NumPe);
     if (NumChains > 1 && (ChainLen & (ChainLen - 1)) != 0)
       $error("pe_chain: with several chains, ChainLen=%0d must be a power of two", ChainLen);
+    if (!(ResLanes == 1 || (ResLanes == 4 && NumPe % 4 == 0)))
+      $error("pe_chain: ResLanes=%0d must be 1, or 4 with NumPe a multiple of 4", ResLanes);
     if (!(RowLanes == 1 || (RowLanes == 4 && ChainLen % 4 == 0)))
       $error("pe_chain: RowLanes=%0d must be 1, or 4 with chains of a multiple of 4 PEs", RowLanes);
   end

@@ -186,6 +186,7 @@ int row_lanes(int num_pe, int num_chains, int add_latency) {
 }
 
 int EngineTiming::lanes() const { return row_lanes != 0 ? row_lanes : engine::row_lanes(num_pe, num_chains, add_latency); }
+int EngineTiming::result_lanes() const { return res_lanes != 0 ? res_lanes : engine::res_lanes(num_pe); }
 
 int bcast_depth(int num_chains) {
   int depth = 0;
@@ -210,7 +211,12 @@ Schedule Schedule::of(const Config& cfg, const EngineTiming& t) {
   // engine_pkg's spacing rules, by the same names.
   s.spacing_fw = std::max(s.rows, s.fw_split ? (la + 3) / 2 : la + 2);                       // fw_elem_spacing
   s.spacing_step = s.fw_split ? std::max(s.spacing_fw, split_wait(la) + la + s.rows + 1) : s.spacing_fw;  // fw_step_spacing
-  s.result_gap = gh + latencies(cfg.cell, s.fw_split, t).drain_delay + 4;                     // fw_result_gap
+  // fw_result_gap: the drain slots of a step's results, G*H rows one a cycle,
+  // or with four lanes H slots (a GRU step's ceil(3H/4) groups, counted as H
+  // so that the activation unit has cut the last unit before the next step's
+  // groups arrive).
+  const int drain_slots = t.result_lanes() > 1 ? h : gh;
+  s.result_gap = drain_slots + latencies(cfg.cell, s.fw_split, t).drain_delay + 4;             // fw_result_gap
   const int len = t.chain_len(), nc = t.num_chains, lanes = t.lanes();
   const int tokens_last = gh % p == 0 ? p : gh % p;
   s.row_lanes = lanes;
@@ -248,13 +254,17 @@ u64 forward_cycles(const Config& cfg, const EngineTiming& t) {
   const u64 steps = order.size();
   // Last ELEM of a step issued -> unit 0 of that step counted by the sequencer:
   // token register, chain (broadcast tree, drain delay, one hop per PE of a
-  // chain, result relay, join tree), the unit's G gate results, the FW
-  // datapath, the unit counter.
-  const u64 dep = 1 + l.bcast + l.drain_delay + t.chain_len() + 2 + l.join_fw + 1 + (g - 1) + l.act_fw;
+  // chain, result relay, join tree), the unit's G gate results (one lane: G
+  // cycles, a unit every G; four lanes: the group FIFO and the side-RAM read,
+  // 3 cycles, a unit a cycle), the FW datapath, the unit counter.
+  const bool wide = t.result_lanes() > 1;
+  const u64 unit_gap = wide ? 1 : g;  // cycles between a step's units
+  const u64 dep = 1 + l.bcast + l.drain_delay + t.chain_len() + 2 + l.join_fw + 1 + (wide ? 3 : g - 1) + l.act_fw;
   const u64 st = state_start(cfg, s, t);
   // The first ELEM needs the initial state loaded (B*H or 2*B*H words, one
-  // per cycle); the last ELEM of step n needs the Xp of steps 0..n (G*H words
-  // a step, one per cycle from S_STATE on, packed into units).
+  // per cycle); the last ELEM of step n needs the Xp of steps 0..n (H units a
+  // step, a beat a cycle from S_STATE on: G beats a unit with 32-bit words).
+  const u64 xp_beats = t.xp_words > 1 ? h : g * h;
   const u64 first = st + b * h * state_words(cfg.cell);
   const u64 depth = static_cast<u64>(t.fifo_depth);
   OutputFifo h_out(depth, 1), state_out(depth, state_words(cfg.cell));
@@ -267,9 +277,9 @@ u64 forward_cycles(const Config& cfg, const EngineTiming& t) {
     for (u64 j = 0; j < h; ++j) {
       u64 at = first;
       if (any) at = std::max(at, prev + (j == 0 ? s.spacing_step : s.spacing_fw));
-      if (st_n.prev >= 0) at = std::max(at, last[static_cast<u64>(st_n.prev)] + dep + g * j);  // its unit j
+      if (st_n.prev >= 0) at = std::max(at, last[static_cast<u64>(st_n.prev)] + dep + unit_gap * j);  // its unit j
       if (j + 1 == h && n > 0) at = std::max(at, last[n - 1] + s.result_gap + 1);  // drain slots free
-      if (j + 1 == h) at = std::max(at, st + g * h * (n + 1));                      // the step's Xp in
+      if (j + 1 == h) at = std::max(at, st + xp_beats * (n + 1));                   // the step's Xp in
       if (j == 0) {  // room for the step's outputs
         at = h_out.reserve(at, h);
         if (final_step) at = state_out.reserve(at, h);
@@ -278,13 +288,13 @@ u64 forward_cycles(const Config& cfg, const EngineTiming& t) {
       any = true;
     }
     last[n] = prev;
-    for (u64 j = 0; j < h; ++j) {  // unit j counted at last + dep + G*j, pushed a cycle before
-      h_out.push(last[n] + dep - 1 + g * j);
-      if (final_step) state_out.push(last[n] + dep - 1 + g * j);
+    for (u64 j = 0; j < h; ++j) {  // unit j counted at last + dep + unit_gap*j, pushed a cycle before
+      h_out.push(last[n] + dep - 1 + unit_gap * j);
+      if (final_step) state_out.push(last[n] + dep - 1 + unit_gap * j);
     }
   }
   // The last unit of the last step, then its h word and gate-store record out.
-  const u64 end = last[steps - 1] + dep + g * (h - 1) + kFwTail + t.mem_latency;
+  const u64 end = last[steps - 1] + dep + unit_gap * (h - 1) + kFwTail + t.mem_latency;
   return std::max({end, h_out.last_pop() + kLastWordToDone, state_out.last_pop() + kLastWordToDone});
 }
 

@@ -123,7 +123,7 @@ struct CommandResult {
   uint64_t latency = 0;        // cycles from acceptance to done
   uint64_t abort_to_done = 0;  // cycles from abort_i to done (when aborted)
   std::vector<uint32_t> h, delta, state_out;
-  size_t inputs_left[4] = {};  // weight, state, xp, dh words not taken by the engine
+  size_t inputs_left[4] = {};  // weight, state, xp, dh beats not taken by the engine
   bool was_reset = false;      // the command was cut short by a reset
   bool ok() const { return status == Status::kOk; }
   std::string describe() const {
@@ -152,10 +152,10 @@ class EngineHarness {
                   },
                   [this] { return dut().state_in_ready_o != 0; }),
         xp_(rng_, 0.0,
-            [this](bool v, const uint64_t& d) {
+            [this](bool v, const Beat& b) {
               dut().xp_valid_i = v;
-              dut().xp_data_i = static_cast<uint32_t>(d);
-              dut().xp_last_i = (d >> 32) & 1;
+              if (v) set_words(dut().xp_data_i, b.words);
+              dut().xp_last_i = b.last;
             },
             [this] { return dut().xp_ready_o != 0; }),
         dh_(rng_, 0.0,
@@ -199,10 +199,14 @@ class EngineHarness {
   MemoryModel<8>& memory() { return memory_; }
   Rng& rng() { return rng_; }
   const EngineParams& params() const { return params_; }
+  // Beats of a command's Xp stream: a word a beat, or a unit a beat.
+  size_t xp_beats(const EngineCommand& c) const {
+    return params_.xp_words == 1 ? c.xp.size() : c.xp.size() / static_cast<size_t>(engine::gates(static_cast<engine::Cell>(c.cell & 1)));
+  }
 
   void set_stress(const Stress& s) {
-    weight_.set_idle_prob(s.in_idle);
-    for (auto* src : {&state_in_, &xp_, &dh_}) src->set_idle_prob(s.in_idle);
+    for (auto* src : {&weight_, &xp_}) src->set_idle_prob(s.in_idle);
+    for (auto* src : {&state_in_, &dh_}) src->set_idle_prob(s.in_idle);
     for (auto* snk : {&h_sink_, &state_sink_}) snk->set_stall_prob(s.out_stall);
     delta_sink_.set_stall_prob(s.out_stall);
     memory_.set_stress(s.mem_req_stall, s.mem_rsp_stall, s.mem_min_latency, s.mem_max_latency);
@@ -344,7 +348,7 @@ class EngineHarness {
     for (const EngineCommand* c : cmds) {
       push_weights(c->weights, c->f_weights);
       push_frame(state_in_, c->state_in, c->f_state);
-      push_frame(xp_, c->xp, c->f_xp);
+      push_xp(*c);
       push_frame(dh_, c->dh, c->f_dh);
       lenient = lenient || c->may_end_early;
       if (c->op != Op::kLoad) memory_.set_window(c->store_base, c->store_size);
@@ -469,17 +473,25 @@ class EngineHarness {
   }
 
   // The weight frame as beats of WeightLanes words; Framing counts beats.
-  void push_weights(const std::vector<uint32_t>& words, const Framing& f) {
-    const size_t lanes = static_cast<size_t>(params_.weight_lanes);
+  // Cuts `words` into beats of `per_beat` words, each padded to `lanes` words
+  // (zeros, or random words where the engine must ignore them).
+  std::vector<Beat> cut_beats(const std::vector<uint32_t>& words, size_t per_beat, size_t lanes, bool random_pad) {
     std::vector<Beat> beats;
-    for (size_t i = 0; i < words.size(); i += lanes) {
+    for (size_t i = 0; i < words.size(); i += per_beat) {
       Beat b;
       b.words.assign(words.begin() + static_cast<long>(i),
-                     words.begin() + static_cast<long>(std::min(words.size(), i + lanes)));
-      b.words.resize(lanes, 0);
+                     words.begin() + static_cast<long>(std::min(words.size(), i + per_beat)));
+      while (b.words.size() < lanes) b.words.push_back(random_pad ? static_cast<uint32_t>(rng_.u64()) : 0);
       beats.push_back(std::move(b));
     }
+    return beats;
+  }
+
+  // Frames beats of `lanes` words into `src` (Framing counts beats).
+  void push_beats(StreamSource<Beat>& src, std::vector<Beat> beats, size_t lanes, const Framing& f) {
     beats.resize(beats.size() - std::min<size_t>(beats.size(), f.drop));
+    const size_t needed = beats.size();
+    const uint64_t before = src.sent() + src.pending();
     for (int i = 0; i < f.extra; ++i) {
       Beat b;
       for (size_t l = 0; l < lanes; ++l) b.words.push_back(0x7f800000u | static_cast<uint32_t>(rng_.range(1, 0x3fffff)));
@@ -487,13 +499,27 @@ class EngineHarness {
     }
     for (size_t i = 0; i < beats.size(); ++i) {
       beats[i].last = i + 1 == beats.size() && !f.no_last;
-      weight_.push(beats[i]);
+      src.push(beats[i]);
     }
+    if (f.hold_final > 0 && needed > 0) src.hold_after(before + needed - 1, static_cast<uint64_t>(f.hold_final));
+  }
+
+  void push_weights(const std::vector<uint32_t>& words, const Framing& f) {
+    const size_t lanes = static_cast<size_t>(params_.weight_lanes);
+    push_beats(weight_, cut_beats(words, lanes, lanes, false), lanes, f);
+  }
+
+  // Xp: a word a beat, or (XpWords 4) a unit a beat, GRU's fourth lane random
+  // (the engine must ignore it).
+  void push_xp(const EngineCommand& c) {
+    const size_t lanes = static_cast<size_t>(params_.xp_words);
+    const size_t per_beat = lanes == 1 ? 1 : static_cast<size_t>(engine::gates(static_cast<engine::Cell>(c.cell & 1)));
+    push_beats(xp_, cut_beats(c.xp, per_beat, lanes, true), lanes, c.f_xp);
   }
 
   void discard_inputs() {
-    weight_.clear();
-    for (auto* src : {&state_in_, &xp_, &dh_}) src->clear();
+    for (auto* src : {&weight_, &xp_}) src->clear();
+    for (auto* src : {&state_in_, &dh_}) src->clear();
   }
 
   static uint64_t word(uint32_t data, uint8_t last) { return (static_cast<uint64_t>(last & 1) << 32) | data; }
@@ -571,7 +597,8 @@ class EngineHarness {
   Rng rng_;
   Testbench<Vengine> tb_;
   StreamSource<Beat> weight_;
-  StreamSource<uint64_t> state_in_, xp_, dh_;
+  StreamSource<uint64_t> state_in_, dh_;
+  StreamSource<Beat> xp_;
   StreamSink<uint64_t> h_sink_, state_sink_;
   StreamSink<Beat> delta_sink_;
   HandshakeMonitor<uint64_t> h_mon_, state_mon_;

@@ -17,6 +17,16 @@
 #define FARNN_PARAM_RowLanes 0
 #endif
 
+// A build that does not name ResLanes takes the engine's default
+// (engine::res_lanes, 0 here); one that does not name XpWords has the
+// engine's 4 (farnn_core's harness sets its fixed 1 before including this).
+#ifndef FARNN_PARAM_ResLanes
+#define FARNN_PARAM_ResLanes 0
+#endif
+#ifndef FARNN_PARAM_XpWords
+#define FARNN_PARAM_XpWords 4
+#endif
+
 namespace farnn::tb {
 
 struct EngineParams {
@@ -30,18 +40,22 @@ struct EngineParams {
   int mul_latency = FARNN_PARAM_MulLatency;
   int add_latency = FARNN_PARAM_AddLatency;
   int row_lanes = FARNN_PARAM_RowLanes;  // 0: the default for the geometry
+  int res_lanes = FARNN_PARAM_ResLanes;  // 0: the default for NumPe
+  int xp_words = FARNN_PARAM_XpWords;    // Xp words a beat (1 or 4)
   engine::LoadLayout layout() const { return {num_pe, weight_lanes}; }
   int fifo_depth() const { return engine::stream_fifo_depth(max_hidden); }  // the engine's stream FIFOs
   // The cycle model's view of this engine, with a gate store answering after mem_latency cycles.
   engine::EngineTiming timing(int mem_latency) const {
-    return {num_pe, mul_latency, add_latency, mem_latency, fifo_depth(), weight_lanes, num_chains, row_lanes};
+    return {num_pe,     mul_latency, add_latency, mem_latency, fifo_depth(), weight_lanes,
+            num_chains, row_lanes,   res_lanes,   xp_words};
   }
   std::string describe() const {
     return "NumPe=" + std::to_string(num_pe) + " NumChains=" + std::to_string(num_chains) + " WeightDepth=" + std::to_string(weight_depth) +
            " NumBanks=" + std::to_string(num_banks) + " WeightLanes=" + std::to_string(weight_lanes) +
            " MaxHidden=" + std::to_string(max_hidden) + " MaxBatch=" + std::to_string(max_batch) +
            " MulLatency=" + std::to_string(mul_latency) + " AddLatency=" + std::to_string(add_latency) +
-           " RowLanes=" + std::to_string(timing(1).lanes());
+           " RowLanes=" + std::to_string(timing(1).lanes()) + " ResLanes=" + std::to_string(timing(1).result_lanes()) +
+           " XpWords=" + std::to_string(xp_words);
   }
 };
 

@@ -171,7 +171,7 @@ void run_framing(EngineHarness& hx, uint64_t seed) {
         c.may_end_early = true;
         const size_t words = s.op == Op::kLoad ? c.weights.size() / hx.params().weight_lanes  // beats
                              : s.unit == Unit::kStateIn ? c.state_in.size()
-                             : s.unit == Unit::kXp      ? c.xp.size()
+                             : s.unit == Unit::kXp      ? hx.xp_beats(c)
                                                         : c.dh.size();
         Framing& f = c.*(s.framing);
         Status want;

@@ -406,22 +406,45 @@ TEST(EngineCycles, DeviceScaleTargetsMet) {
   };
   EXPECT_GE(util(256, 16, 256, false), 0.80);
   EXPECT_GE(util(256, 16, 256, true), 0.75);
+  EXPECT_GE(util(256, 16, 128, false), 0.50);
   EXPECT_GE(util(256, 16, 128, true), 0.45);
   EXPECT_GE(util(1024, 64, 1024, false), 0.90);
 }
 
 // The input streams bound a step whatever the chains do: a forward step
-// takes its G*H Xp words and a backward step its H dh words one a cycle, so a
-// command of T steps is never shorter than T*G*H (FW) or T*H (BW) cycles.
-// Checked where the MACs alone would be far shorter.
+// takes its Xp (G*H words one a cycle with XpWords 1, H units a beat with 4)
+// and a backward step its H dh words one a cycle, so a command of T steps is
+// never shorter than T*G*H or T*H (FW) or T*H (BW) cycles. Checked where the
+// MACs alone would be far shorter.
 TEST(EngineCycles, StreamsBoundAStep) {
   for (Cell cell : {Cell::kLstm, Cell::kGru}) {
     for (int h : {64, 128, 256}) {
       const engine::Config cfg{cell, h, 1, 20, 1};
-      const engine::EngineTiming t{1024, 3, 4, 30, engine::stream_fifo_depth(h), 16, 64};
-      EXPECT_GE(engine::forward_cycles(cfg, t), 20u * engine::gates(cell) * h) << engine::cell_name(cell) << h;
+      engine::EngineTiming t{1024, 3, 4, 30, engine::stream_fifo_depth(h), 16, 64};
+      t.xp_words = 1;
+      EXPECT_GE(engine::forward_cycles(cfg, t), 20u * engine::gates(cfg.cell) * h) << engine::cell_name(cell) << h;
+      t.xp_words = 4;
+      EXPECT_GE(engine::forward_cycles(cfg, t), 20u * h) << engine::cell_name(cell) << h;
       EXPECT_GE(engine::backward_cycles(cfg, t), 20u * h) << engine::cell_name(cell) << h;
     }
+  }
+}
+
+// Four result lanes and Xp a unit a beat lift the forward's G*H bound where
+// the chains need fewer cycles (LSTM H = 256 and 512 on 1,024 PEs, H = 128 on
+// 256: 1,024 / 2,048 / 512 cycles a step with a word a cycle; 900, 1,719 and
+// 487 with a unit a cycle). One lane, or Xp a word a beat, keeps it.
+TEST(EngineCycles, ForwardAUnitACycle) {
+  for (auto [pes, chains, h] : {std::tuple{1024, 64, 256}, std::tuple{1024, 64, 512}, std::tuple{256, 16, 128}}) {
+    const engine::Config cfg{Cell::kLstm, h, 1, 20, 1};
+    engine::EngineTiming t{pes, 3, 4, 30, engine::stream_fifo_depth(h), 16, chains};
+    const uint64_t gh = 20u * engine::gates(cfg.cell) * static_cast<uint64_t>(h);
+    EXPECT_LT(engine::forward_cycles(cfg, t), gh) << pes << " PEs, H = " << h;
+    t.res_lanes = 1;
+    EXPECT_GE(engine::forward_cycles(cfg, t), gh) << pes << " PEs, H = " << h << ", one lane";
+    t.res_lanes = 4;
+    t.xp_words = 1;
+    EXPECT_GE(engine::forward_cycles(cfg, t), gh) << pes << " PEs, H = " << h << ", Xp a word a beat";
   }
 }
 

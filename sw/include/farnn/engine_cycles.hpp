@@ -24,9 +24,17 @@ struct EngineTiming {
   int weight_lanes = 16;  // words per weight-stream beat
   int num_chains = 1;     // pe_chain's chains of num_pe / num_chains PEs
   int row_lanes = 0;      // BW delta rows a ROW token carries; 0: the engine's default (row_lanes())
+  int res_lanes = 0;      // FW result lanes of the chain; 0: the engine's default (res_lanes())
+  int xp_words = 4;       // Xp words a beat: 4 (a unit a beat, the engine's default) or 1
   int chain_len() const { return num_pe / num_chains; }
   int lanes() const;      // row_lanes, or the default for this geometry
+  int result_lanes() const;  // res_lanes, or the default for this geometry
 };
+
+// The engine's default ResLanes: 4 where NumPe is a multiple of 4 (results
+// leave the chains 4 rows a cycle, the activation unit takes a unit a cycle),
+// else 1.
+inline int res_lanes(int num_pe) { return num_pe % 4 == 0 ? 4 : 1; }
 
 // The engine's default RowLanes (engine_pkg::row_lanes): 4 where it leaves the
 // smaller backward skews (chains of a multiple of 4 PEs), else 1.
