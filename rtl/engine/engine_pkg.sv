@@ -64,28 +64,36 @@ package engine_pkg;
   // PE timing. A MAC issued at cycle i reads the weight RAM at i, multiplies at
   // i+1, reads the accumulator at i+MulLatency, adds at i+1+MulLatency and
   // writes back at the end of cycle i+1+MulLatency+AddLatency.
-  // FW with fewer than FW_SPLIT_ROWS rows a PE (and H >= 2): two sums per row,
-  // even and odd elements, added on the PE's adder once the step's last
-  // element's sums leave it; an accumulator is revisited every second element.
-  // The second sums sit at accumulator words FW_SPLIT_BASE | lr (a power of two
-  // above every split row index). Below AddLatency + 2 rows, so a gain for every
-  // AddLatency >= 3.
+  // FW with fewer than FW_SPLIT_ROWS rows a PE: S sums per row (2
+  // for 3-4 rows, 4 for 2, 8 for 1, at most the largest power of two <= H),
+  // column c in sum c mod S, added on the PE's adder once the step's last
+  // element's sum leaves it: from the sum holding column H-1 on, in cyclic
+  // order, S-1 dependent adds. An accumulator is revisited every S elements.
+  // Sum s of local row lr sits at accumulator word (s << (3 - log2 S)) | lr
+  // (rows * S <= 8 words). Rows only, no timing parameter: the numbers do not
+  // depend on the FP latencies.
   localparam int unsigned FW_SPLIT_ROWS = 5;
-  localparam int unsigned FW_SPLIT_BASE = 4;
-  function automatic bit fw_split(input int unsigned rows, input int unsigned hidden);
-    fw_split = (rows < FW_SPLIT_ROWS) && (hidden >= 2);
+  // log2 of the sums per row, 0..3 (comparisons only: the PEs derive it from
+  // a command's configuration at run time).
+  function automatic int unsigned fw_sums_log2(input int unsigned rows, input int unsigned hidden);
+    int unsigned by_rows, by_hidden;
+    by_rows   = (rows >= FW_SPLIT_ROWS) ? 0 : (rows >= 3) ? 1 : (rows == 2) ? 2 : 3;
+    by_hidden = (hidden >= 8) ? 3 : (hidden >= 4) ? 2 : (hidden >= 2) ? 1 : 0;
+    fw_sums_log2 = (by_rows < by_hidden) ? by_rows : by_hidden;
   endfunction
-  // Cycles the final adds of split sums wait after the last element's sums
-  // leave the adder, so that they miss its last MACs' accumulator reads (only
+  // Cycles the final adds of several sums wait after the last element's sum
+  // leaves the adder, so that they miss its last MACs' accumulator reads (only
   // where AddLatency + 2 <= FW_SPLIT_ROWS - 1, i.e. AddLatency < 3).
   function automatic int unsigned fw_split_wait(input int unsigned add_lat);
     fw_split_wait = (add_lat + 2 < FW_SPLIT_ROWS) ? FW_SPLIT_ROWS - 2 - add_lat : 0;
   endfunction
   // Cycles after a FW token's arrival before a PE drains its first result
-  // (split: the final add, fw_split_wait + AddLatency + 1, comes on top).
+  // (with S = 2^sums_log2 sums, the final adds, fw_split_wait +
+  // (S-1)*(AddLatency + 1), come on top; shifts, no multiply).
   function automatic int unsigned pe_drain_delay(input int unsigned mul_lat,
-                                                 input int unsigned add_lat, input bit split);
-    pe_drain_delay = mul_lat + add_lat + 4 + (split ? fw_split_wait(add_lat) + add_lat + 1 : 0);
+                                                 input int unsigned add_lat, input int unsigned sums_log2);
+    pe_drain_delay = mul_lat + add_lat + 4 +
+        (sums_log2 > 0 ? fw_split_wait(add_lat) + ((add_lat + 1) << sums_log2) - (add_lat + 1) : 0);
   endfunction
 
   // The checks a LOAD and a FORWARD/BACKWARD share: bank, cell type, hidden
@@ -104,31 +112,35 @@ package engine_pkg;
   // sw/lib/engine_cycles.cpp mirrors them by name). rows = ceil(G*H / NumPe).
   // FW: cycles between ELEM tokens. A PE does its rows' MACs on each element,
   // and revisits an accumulator no sooner than AddLatency + 2 cycles later
-  // (split: two elements later).
+  // (S sums: S elements later).
   function automatic int unsigned fw_elem_spacing(input int unsigned rows, input int unsigned hidden,
                                                   input int unsigned add_lat);
-    int unsigned revisit;
-    revisit = fw_split(rows, hidden) ? (add_lat + 3) / 2 : add_lat + 2;
+    int unsigned l, revisit;
+    l       = fw_sums_log2(rows, hidden);
+    revisit = (add_lat + 2 + (1 << l) - 1) >> l;
     fw_elem_spacing = (rows > revisit) ? rows : revisit;
   endfunction
   // FW: a step's last ELEM to the next step's first (another sequence's, with
-  // B > 1): split, the last element's final adds take the accumulator read
-  // port and the adder up to fw_split_wait + AddLatency + rows + 1 cycles after it.
+  // B > 1): with S sums, the last element's final adds take the accumulator
+  // read port and the adder up to fw_split_wait + (S-1)*(AddLatency + 1) +
+  // rows cycles after it.
   function automatic int unsigned fw_step_spacing(input int unsigned rows, input int unsigned hidden,
                                                   input int unsigned add_lat);
-    int unsigned clear;
-    clear = fw_split_wait(add_lat) + add_lat + rows + 1;
+    int unsigned l, clear;
+    l     = fw_sums_log2(rows, hidden);
+    clear = fw_split_wait(add_lat) + ((add_lat + 1) << l) - (add_lat + 1) + rows;
     fw_step_spacing = fw_elem_spacing(rows, hidden, add_lat);
-    if (fw_split(rows, hidden) && fw_step_spacing < clear) fw_step_spacing = clear;
+    if (l > 0 && fw_step_spacing < clear) fw_step_spacing = clear;
   endfunction
   // FW: a step's last ELEM comes at least this many cycles after the previous
   // step's: the previous results must have left the drain slots of every PE.
-  // Row k = lr*NumPe + p drains in slot DrainDelay + k after the last ELEM, so
-  // the last of the G*H rows leaves in slot DrainDelay + G*H - 1.
-  function automatic int unsigned fw_result_gap(input int unsigned rows, input int unsigned gate_rows,
+  // Row k = lr*NumPe + p drains in slot DrainDelay + k div ResLanes after the
+  // last ELEM, so the last leaves in slot DrainDelay + drain_slots - 1
+  // (drain_slots: G*H with one result lane, H with four).
+  function automatic int unsigned fw_result_gap(input int unsigned rows, input int unsigned drain_slots,
                                                 input int unsigned hidden, input int unsigned mul_lat,
                                                 input int unsigned add_lat);
-    fw_result_gap = gate_rows + pe_drain_delay(mul_lat, add_lat, fw_split(rows, hidden)) + 4;
+    fw_result_gap = drain_slots + pe_drain_delay(mul_lat, add_lat, fw_sums_log2(rows, hidden)) + 4;
   endfunction
   // BW: ROW tokens. A token carries the delta rows of RowLanes consecutive PEs
   // of a chain (a group; RowLanes 1 or 4, a lane-valid mask marks rows past

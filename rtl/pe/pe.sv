@@ -7,10 +7,12 @@
 //                are drained onto result lane k mod ResLanes, one every
 //                NumPe/ResLanes cycles, so the chain emits all G*H results in
 //                row order k, ResLanes consecutive rows a cycle. With
-//                fewer than FW_SPLIT_ROWS rows a PE (engine_pkg::fw_split)
-//                odd elements go to second sums acc[FW_SPLIT_BASE | lr], and
-//                the last element's sum is added to the other one on its way
-//                to the result RAM (the adder is idle after a step's MACs).
+//                fewer than FW_SPLIT_ROWS rows a PE, S sums a row
+//                (engine_pkg::fw_sums_log2): element c goes to sum c mod S at
+//                acc[(c mod S) << (3 - log2 S) | lr], and the last element's
+//                sum is added to the others, one after another in cyclic
+//                order, on its way to the result RAM (the adder is idle after
+//                a step's MACs).
 //   ROW    (BW)  operand delta[k] for this PE: acc[c] (+)= U[k][c] * delta[k]
 //                for every column c; the first row of a step seeds with the
 //                product alone (x + (-0) == x). A ROW token carries the rows
@@ -44,8 +46,7 @@ module pe #(
   parameter int unsigned ResLanes    = 1,      // FW result lanes (1, or 4 dividing NumPe)
   localparam int unsigned MaxRows     = (4 * MaxHidden + NumPe - 1) / NumPe,
   localparam int unsigned AccWords    = (MaxRows > MaxHidden) ? MaxRows : MaxHidden,  // FW rows / BW columns
-  localparam int unsigned AccDepth    = (AccWords > 2 * engine_pkg::FW_SPLIT_BASE) ? AccWords :
-                                        2 * engine_pkg::FW_SPLIT_BASE,                   // room for split sums
+  localparam int unsigned AccDepth    = (AccWords > 8) ? AccWords : 8,  // room for S sums of R rows (R*S <= 8)
   localparam int unsigned AccWidth    = $clog2(AccDepth),
   localparam int unsigned ResWidth    = (MaxRows > 1) ? $clog2(MaxRows) : 1,
   localparam int unsigned PeWidth     = (NumPe > 1) ? $clog2(NumPe) : 1,
@@ -98,10 +99,11 @@ module pe #(
   output logic                   wload_o
 );
 
-  localparam int unsigned DrainDelay      = engine_pkg::pe_drain_delay(MulLatency, AddLatency, 1'b0);
-  localparam int unsigned DrainDelaySplit = engine_pkg::pe_drain_delay(MulLatency, AddLatency, 1'b1);
-  localparam int unsigned WaitWidth       = $clog2(DrainDelaySplit + NumPe / ResLanes + 1);
-  localparam logic [AccWidth-1:0] SPLIT_BASE = AccWidth'(engine_pkg::FW_SPLIT_BASE);
+  localparam int unsigned DrainDelay1 = engine_pkg::pe_drain_delay(MulLatency, AddLatency, 0);  // 1 sum a row
+  localparam int unsigned DrainDelay2 = engine_pkg::pe_drain_delay(MulLatency, AddLatency, 1);
+  localparam int unsigned DrainDelay4 = engine_pkg::pe_drain_delay(MulLatency, AddLatency, 2);
+  localparam int unsigned DrainDelay8 = engine_pkg::pe_drain_delay(MulLatency, AddLatency, 3);
+  localparam int unsigned WaitWidth   = $clog2(DrainDelay8 + NumPe / ResLanes + 1);
   localparam logic [PeWidth-1:0] MY_INDEX = PeWidth'(PeIndex);
   localparam int unsigned MyLane   = PeIndex % RowLanes;
   localparam int unsigned ResLane  = PeIndex % ResLanes;   // this PE's FW result lane
@@ -115,7 +117,7 @@ module pe #(
   logic [PeWidth-1:0]     cfg_rows_extra_q;
   logic [RowsWidth-1:0]   rows_q, rows_d;          // rows this PE holds
   logic                   has_rows_q, has_rows_d;
-  logic                   split_q, split_d;        // FW: two sums per row
+  logic [1:0]             sums_q, sums_d;          // FW: log2 of the sums a row
 
   always_ff @(posedge clk_i) begin
     if (rst_i) begin
@@ -140,17 +142,17 @@ module pe #(
   // the configuration to settle before the first token).
   assign rows_d     = cfg_rows_base_q + RowsWidth'({1'b0, cfg_rows_extra_q} > {1'b0, MY_INDEX});
   assign has_rows_d = (rows_d != '0);
-  assign split_d    = engine_pkg::fw_split(32'(cfg_rows_base_q) + 32'(cfg_rows_extra_q != '0),
-                                           32'(cfg_hidden_q));
+  assign sums_d     = 2'(engine_pkg::fw_sums_log2(32'(cfg_rows_base_q) + 32'(cfg_rows_extra_q != '0),
+                                                     32'(cfg_hidden_q)));
   always_ff @(posedge clk_i) begin
     if (rst_i) begin
       rows_q     <= '0;
       has_rows_q <= 1'b0;
-      split_q    <= 1'b0;
+      sums_q     <= '0;
     end else begin
       rows_q     <= rows_d;
       has_rows_q <= has_rows_d;
-      split_q    <= split_d;
+      sums_q     <= sums_d;
     end
   end
 
@@ -201,20 +203,34 @@ module pe #(
   assign is_row    = tok_kind_i[1] && cfg_bw_q && for_me;
   assign is_reduce = tok_kind_i[2] && cfg_bw_q && ChainHead;
 
-  // FW split sums: a step's elements alternate between the first sums (even)
-  // and the second (odd); each set starts from the product alone.
-  logic elem_odd_q;     // the next element goes to the second sums
-  logic elem_second_q;  // the next element is its step's second
-  logic elem_set, elem_seed;
-  assign elem_set  = split_q && !tok_first_i && elem_odd_q;
-  assign elem_seed = tok_first_i || (elem_set && elem_second_q);
+  // FW sums: element c of a step goes to sum c mod S (S = 2^sums_q); the
+  // first S elements each start their sum from the product alone.
+  logic [2:0]          sums_mask;      // S - 1
+  logic [2:0]          elem_sum_q;     // the next element's sum
+  logic                elem_fill_q;    // the next element starts its sum
+  logic [2:0]          elem_sum, elem_next;
+  logic                elem_seed;
+  logic [AccWidth-1:0] elem_base;      // its accumulator word for row 0
+  assign sums_mask = 3'((4'd1 << sums_q) - 4'd1);
+  assign elem_sum  = tok_first_i ? 3'd0 : elem_sum_q;
+  assign elem_seed = tok_first_i || elem_fill_q;
+  assign elem_next = (elem_sum + 3'd1) & sums_mask;
+  always_comb begin
+    elem_base = '0;
+    unique case (sums_q)
+      2'd0: elem_base = '0;
+      2'd1: elem_base[2:0] = {elem_sum[0], 2'b00};
+      2'd2: elem_base[2:0] = {elem_sum[1:0], 1'b0};
+      default: elem_base[2:0] = elem_sum;
+    endcase
+  end
   always_ff @(posedge clk_i) begin
     if (rst_i) begin
-      elem_odd_q    <= 1'b0;
-      elem_second_q <= 1'b0;
+      elem_sum_q  <= '0;
+      elem_fill_q <= 1'b0;
     end else if (is_elem) begin
-      elem_odd_q    <= split_q && !elem_set;
-      elem_second_q <= tok_first_i;
+      elem_sum_q  <= elem_next;
+      elem_fill_q <= elem_seed && (elem_next != '0);
     end
   end
 
@@ -248,7 +264,7 @@ module pe #(
     if (is_elem || is_row) begin
       issue_cnt_d   = is_elem ? CntWidth'(rows_q) : CntWidth'(cfg_hidden_q);
       issue_addr_d  = tok_addr_i;
-      issue_idx_d   = (is_elem && elem_set) ? SPLIT_BASE : '0;
+      issue_idx_d   = is_elem ? elem_base : '0;
       issue_fw_d    = is_elem;
       issue_first_d = is_elem ? elem_seed : tok_first_i;
       issue_last_d  = tok_last_i;
@@ -395,30 +411,38 @@ module pe #(
   logic [AccWidth-1:0] acc_raddr;
   logic [31:0] sum;
 
-  // Split sums: the sum of a step's last element (row lr) leaves the adder in
-  // cycle E; in E + SplitWait the row's other sum is read, and both enter the
-  // adder a cycle later. The wait line is flushed like the MAC bookkeeping.
+  // S sums: the sum of a step's last element (row lr, accumulator word w)
+  // leaves the adder in cycle E; in E + SplitWait the next sum of the row
+  // (word w + 8/S, mod 8: the sum index sits in the word's top bits) is read,
+  // and both enter the adder a cycle later. Each of the S-1 links loops the
+  // adder's output back the same way; the last goes to the result RAM. The
+  // wait line is flushed like the MAC bookkeeping.
   localparam int unsigned SplitWait = engine_pkg::fw_split_wait(AddLatency);
-  logic                fw_last_out, comb_out_sum, comb_go, comb_q;
-  logic [31:0]         comb_sum, comb_a_q;
-  logic [AccWidth-1:0] comb_idx;
-  logic [ResWidth-1:0] comb_lr_q;
-  assign fw_last_out  = mac_add_out && info_add_out[InfoWidth-2] && info_add_out[AccWidth];  // fw, last
-  assign comb_out_sum = fw_last_out && split_q;
-  prim_delay #(.Width(1 + 32 + AccWidth), .Depth(SplitWait)) u_split_wait (
-    .clk_i, .d_i({comb_out_sum, sum, info_add_out[AccWidth-1:0]}), .q_o({comb_go, comb_sum, comb_idx}));
+  logic       fw_last_out, comb_start, first_go, loop_go, comb_go, comb_q, comb_done;
+  logic [31:0] first_sum, comb_a_q;
+  logic [2:0] first_w, comb_step, go_w, go_left, comb_w_q, comb_left_q, out_w, out_left;
+  assign fw_last_out = mac_add_out && info_add_out[InfoWidth-2] && info_add_out[AccWidth];  // fw, last
+  assign comb_start  = fw_last_out && (sums_q != '0);
+  assign comb_step   = 3'(4'd8 >> sums_q);
+  prim_delay #(.Width(1 + 32 + 3), .Depth(SplitWait)) u_split_wait (
+    .clk_i, .d_i({comb_start, sum, info_add_out[2:0]}), .q_o({first_go, first_sum, first_w}));
+  assign loop_go = comb_out && (out_left != '0);
+  assign comb_go = first_go || loop_go;
+  assign go_w    = (first_go ? first_w : out_w) + comb_step;
+  assign go_left = first_go ? sums_mask : out_left;
   always_ff @(posedge clk_i) begin
     if (rst_i) comb_q <= 1'b0;
     else       comb_q <= comb_go;
   end
   always_ff @(posedge clk_i) begin
-    comb_a_q  <= comb_sum;
-    comb_lr_q <= ResWidth'(comb_idx & (SPLIT_BASE - 1'b1));
+    comb_a_q    <= first_go ? first_sum : sum;
+    comb_w_q    <= go_w;
+    comb_left_q <= go_left - 3'd1;
   end
 
   assign acc_re    = mac_acc_rd || part_valid || comb_go;
   assign acc_raddr = mac_acc_rd ? info_acc_rd[AccWidth-1:0] :
-                     comb_go    ? (comb_idx ^ SPLIT_BASE) : red_idx_q;
+                     comb_go    ? AccWidth'(go_w) : red_idx_q;
 
   logic [31:0] add_a, add_b;
   always_comb begin
@@ -434,11 +458,12 @@ module pe #(
     end
   end
 
-  // Adder tags: {split sums added, their row, reduction partial, zero}.
-  localparam int unsigned AddTagWidth = 3 + ResWidth;
+  // Adder tags: {sums added, the word read, links left, reduction partial, zero}.
+  localparam int unsigned AddTagWidth = 9;
   logic [AddTagWidth-1:0] add_tag_in, add_tag_out;
   logic add_out_valid, unused_add_ready;
-  assign add_tag_in = {comb_q && !mac_add_in, comb_lr_q, red_add_in_q && !mac_add_in && !comb_q, red_zero_q};
+  assign add_tag_in = {comb_q && !mac_add_in, comb_w_q, comb_left_q, red_add_in_q && !mac_add_in && !comb_q,
+                       red_zero_q};
   fp_add #(
     .TagWidth(AddTagWidth),
     .Latency (AddLatency)
@@ -458,11 +483,12 @@ module pe #(
 
   // The adder's stages load only valid data, so after a reset its last stage
   // shows a stale tag until the pipeline has refilled: qualify with valid.
-  logic                red_add_out, comb_out;
-  logic [ResWidth-1:0] comb_out_lr;
+  logic red_add_out, comb_out;
   assign red_add_out = add_tag_out[1] && add_out_valid;
   assign comb_out    = add_tag_out[AddTagWidth-1] && add_out_valid;
-  assign comb_out_lr = add_tag_out[AddTagWidth-2 -: ResWidth];
+  assign out_w       = add_tag_out[7:5];
+  assign out_left    = add_tag_out[4:2];
+  assign comb_done   = comb_out && (out_left == '0);
 
   prim_ram_1r1w #(
     .Width(32),
@@ -478,15 +504,16 @@ module pe #(
   );
 
   // ------------------------------------------------------------ FW drain
-  // Results of a step's last element (split: the added sums) go to the result
-  // RAM; PE p drains row lr (row k = lr*NumPe + p) onto lane k mod ResLanes at
-  // (last token arrival) + 1 + DrainDelay + k div ResLanes (p = PeIndex, over
-  // all NumPe PEs, so the chains' tails take turns: rows in order, ResLanes a
-  // cycle; split: DrainDelaySplit).
+  // Results of a step's last element (S sums: the added sums, row lr from the
+  // word's low bits) go to the result RAM; PE p drains row lr (row k =
+  // lr*NumPe + p) onto lane k mod ResLanes at (last token arrival) + 1 +
+  // DrainDelay + k div ResLanes (p = PeIndex, over all NumPe PEs, so the
+  // chains' tails take turns: rows in order, ResLanes a cycle; DrainDelay by
+  // the number of sums).
   logic                res_we;
   logic [ResWidth-1:0] res_waddr;
-  assign res_we    = (fw_last_out && !split_q) || comb_out;
-  assign res_waddr = comb_out ? comb_out_lr : info_add_out[ResWidth-1:0];
+  assign res_we    = (fw_last_out && sums_q == '0) || comb_done;
+  assign res_waddr = comb_done ? ResWidth'(3'(out_w & (comb_step - 3'd1))) : info_add_out[ResWidth-1:0];
 
   logic [RowsWidth-1:0] drain_left_q, drain_left_d;
   logic [ResWidth-1:0]  drain_lr_q, drain_lr_d;
@@ -512,8 +539,12 @@ module pe #(
     if (is_elem && tok_last_i) begin
       drain_left_d = rows_q;
       drain_lr_d   = '0;
-      drain_wait_d = split_q ? WaitWidth'(DrainDelaySplit + PeIndex / ResLanes) :
-                               WaitWidth'(DrainDelay + PeIndex / ResLanes);
+      unique case (sums_q)
+        2'd0:    drain_wait_d = WaitWidth'(DrainDelay1 + PeIndex / ResLanes);
+        2'd1:    drain_wait_d = WaitWidth'(DrainDelay2 + PeIndex / ResLanes);
+        2'd2:    drain_wait_d = WaitWidth'(DrainDelay4 + PeIndex / ResLanes);
+        default: drain_wait_d = WaitWidth'(DrainDelay8 + PeIndex / ResLanes);
+      endcase
     end
   end
   always_ff @(posedge clk_i) begin
@@ -600,6 +631,8 @@ module pe #(
       else $error("pe %0d: adder claimed by MAC and reduction in the same cycle", PeIndex);
       assert (!(comb_go && (mac_acc_rd || part_valid)))
       else $error("pe %0d: accumulator read port claimed by MAC and split sums", PeIndex);
+      assert (!(first_go && loop_go))
+      else $error("pe %0d: a row's first sum link meets another row's next link", PeIndex);
       assert (!(comb_q && (mac_add_in || red_add_in_q)))
       else $error("pe %0d: adder claimed by split sums and a MAC or reduction", PeIndex);
       assert (!(inject_q && res_valid_i[ResLane]))

@@ -26,7 +26,7 @@ constexpr u64 kLastWordToDone = 3;
 // Latencies of the blocks, from their RTL headers.
 struct Latencies {
   int drain_delay;  // PE: FW token arrival -> first drain (engine_pkg::pe_drain_delay),
-                    // split sums added (AddLatency + 1) included
+                    // the final adds of several sums ((S-1)*(AddLatency + 1)) included
   int act_fw;       // FW activation datapath (act_fw_lstm / act_fw_gru)
   int act_bw;       // BW activation datapath (act_bw_lstm / act_bw_gru)
   int reduce_hop;   // BW: a reduction partial's cycles per PE
@@ -35,17 +35,17 @@ struct Latencies {
   int join_bw;      // BW partials: chain tails -> chain output (the adder tree)
 };
 
-// engine_pkg::fw_split_wait: the final adds of split sums keep clear of the
-// last element's MACs (only for AddLatency < 3).
+// engine_pkg::fw_split_wait: the final adds of several sums keep clear of
+// the last element's MACs (only for AddLatency < 3).
 int split_wait(int la) { return la + 2 < kFwSplitRows ? kFwSplitRows - 2 - la : 0; }
 
-Latencies latencies(Cell cell, bool fw_split, const EngineTiming& t) {
+Latencies latencies(Cell cell, int fw_sums, const EngineTiming& t) {
   const int la = t.add_latency, lm = t.mul_latency;
   Latencies l;
   l.bcast = bcast_depth(t.num_chains);
   l.join_fw = join_depth(t.num_chains);
   l.join_bw = join_depth(t.num_chains) * la;
-  l.drain_delay = lm + la + 4 + (fw_split ? split_wait(la) + la + 1 : 0);
+  l.drain_delay = lm + la + 4 + (fw_sums > 1 ? split_wait(la) + (fw_sums - 1) * (la + 1) : 0);
   l.act_fw = (cell == Cell::kLstm ? 3 * la : 5 * la) + 2 * lm + 2 * kActLatency;
   l.act_bw = 2 * la + 4 * lm;
   l.reduce_hop = la + 2;
@@ -207,16 +207,18 @@ Schedule Schedule::of(const Config& cfg, const EngineTiming& t) {
   s.num_gates = g;
   s.rows_floor = gh / p;
   s.rows = (gh + p - 1) / p;
-  s.fw_split = engine::fw_split(s.rows, h);
+  s.fw_sums = engine::fw_sums(s.rows, h);
+  const int sums = s.fw_sums;
   // engine_pkg's spacing rules, by the same names.
-  s.spacing_fw = std::max(s.rows, s.fw_split ? (la + 3) / 2 : la + 2);                       // fw_elem_spacing
-  s.spacing_step = s.fw_split ? std::max(s.spacing_fw, split_wait(la) + la + s.rows + 1) : s.spacing_fw;  // fw_step_spacing
+  s.spacing_fw = std::max(s.rows, (la + 2 + sums - 1) / sums);                                  // fw_elem_spacing
+  s.spacing_step = sums > 1 ? std::max(s.spacing_fw, split_wait(la) + (sums - 1) * (la + 1) + s.rows)
+                            : s.spacing_fw;                                                     // fw_step_spacing
   // fw_result_gap: the drain slots of a step's results, G*H rows one a cycle,
   // or with four lanes H slots (a GRU step's ceil(3H/4) groups, counted as H
   // so that the activation unit has cut the last unit before the next step's
   // groups arrive).
   const int drain_slots = t.result_lanes() > 1 ? h : gh;
-  s.result_gap = drain_slots + latencies(cfg.cell, s.fw_split, t).drain_delay + 4;             // fw_result_gap
+  s.result_gap = drain_slots + latencies(cfg.cell, sums, t).drain_delay + 4;                   // fw_result_gap
   const int len = t.chain_len(), nc = t.num_chains, lanes = t.lanes();
   const int tokens_last = gh % p == 0 ? p : gh % p;
   s.row_lanes = lanes;
@@ -248,7 +250,7 @@ u64 load_cycles(const Config& cfg, const EngineTiming& t) {
 u64 forward_cycles(const Config& cfg, const EngineTiming& t) {
   check(cfg, t);
   const Schedule s = Schedule::of(cfg, t);
-  const Latencies l = latencies(cfg.cell, s.fw_split, t);
+  const Latencies l = latencies(cfg.cell, s.fw_sums, t);
   const u64 h = cfg.hidden, b = cfg.batch, g = s.num_gates;
   const std::vector<Step> order = chain_steps(cfg, false);
   const u64 steps = order.size();
@@ -301,7 +303,7 @@ u64 forward_cycles(const Config& cfg, const EngineTiming& t) {
 u64 backward_cycles(const Config& cfg, const EngineTiming& t) {
   check(cfg, t);
   const Schedule s = Schedule::of(cfg, t);
-  const Latencies l = latencies(cfg.cell, s.fw_split, t);
+  const Latencies l = latencies(cfg.cell, s.fw_sums, t);
   const u64 h = cfg.hidden, b = cfg.batch, g = s.num_gates, p = t.num_pe, gh = g * h;
   const u64 len = static_cast<u64>(t.chain_len()), lanes = static_cast<u64>(s.row_lanes);
   const std::vector<Step> order = chain_steps(cfg, true);  // + the final reductions (dh0)

@@ -64,35 +64,43 @@ std::vector<float> flushed(const uint32_t* const* v, int n, int len) {
 
 // R blocks of 16 rows for N sequences at once: R*N independent sums keep the
 // adder's latency hidden, and one pass over the weights feeds N sequences.
-// With Split, two sums per row (even and odd columns), added at the end with
-// the one holding the last column first. dst[i] + off + 16*r receives block r
-// of sequence i.
-template <int R, int N, bool Split>
+// With S > 1, S sums per row (columns c mod S), added at the end from the one
+// holding the last column on, in cyclic order. dst[i] + off + 16*r receives
+// block r of sequence i.
+template <int R, int N, int S>
 FARNN_INLINE void forward_blocks(const uint32_t* w, int cols, const float* h, int h_stride, uint32_t* const* dst,
                                  int off) {
-  constexpr int kSums = Split ? 2 : 1;
-  u32v a[kSums][R][N];
-  for (int s = 0; s < kSums; ++s)
+  u32v a[S][R][N];
+  for (int s = 0; s < S; ++s)
     for (int r = 0; r < R; ++r)
       for (int i = 0; i < N; ++i) a[s][r][i] = u32v{} + kNegZero;  // -0 + p = p: the first product starts a sum
   const size_t block = static_cast<size_t>(cols) * kLanes;
   for (int c = 0; c < cols; ++c) {
-    const int s = Split ? c % 2 : 0;
+    const int s = c % S;
     for (int r = 0; r < R; ++r) {
       const u32v wc = load(w + r * block + static_cast<size_t>(c) * kLanes);
       for (int i = 0; i < N; ++i) a[s][r][i] = add(a[s][r][i], mul(wc, h[i * h_stride + c]));
     }
   }
-  const int last = Split ? (cols - 1) % 2 : 0;
-  for (int r = 0; r < R; ++r)
-    for (int i = 0; i < N; ++i)
-      store(dst[i] + off + r * kLanes, Split ? add(a[last][r][i], a[1 - last][r][i]) : a[0][r][i]);
+  const int last = (cols - 1) % S;
+  for (int r = 0; r < R; ++r) {
+    for (int i = 0; i < N; ++i) {
+      u32v v = a[last][r][i];
+      for (int k = 1; k < S; ++k) v = add(v, a[(last + k) % S][r][i]);
+      store(dst[i] + off + r * kLanes, v);
+    }
+  }
 }
 template <int R, int N>
-FARNN_INLINE void forward_blocks(bool split, const uint32_t* w, int cols, const float* h, int h_stride,
+FARNN_INLINE void forward_blocks(int sums, const uint32_t* w, int cols, const float* h, int h_stride,
                                  uint32_t* const* dst, int off) {
-  if (split) forward_blocks<R, N, true>(w, cols, h, h_stride, dst, off);
-  else forward_blocks<R, N, false>(w, cols, h, h_stride, dst, off);
+  switch (sums) {
+    case 1: forward_blocks<R, N, 1>(w, cols, h, h_stride, dst, off); break;
+    case 2: forward_blocks<R, N, 2>(w, cols, h, h_stride, dst, off); break;
+    case 4: forward_blocks<R, N, 4>(w, cols, h, h_stride, dst, off); break;
+    case 8: forward_blocks<R, N, 8>(w, cols, h, h_stride, dst, off); break;
+    default: throw std::invalid_argument("engine kernels: " + std::to_string(sums) + " sums a row");
+  }
 }
 
 // R column blocks (at col, col+16, ...) for N sequences at once. Each chain's
@@ -164,7 +172,7 @@ ChainMatrix::ChainMatrix(const std::vector<uint32_t>& u_chain, int rows_, int co
   }
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default"))) void forward_rows(const ChainMatrix& m, bool split,
+__attribute__((target_clones("avx512f", "avx2", "default"))) void forward_rows(const ChainMatrix& m, int sums,
                                                                               const uint32_t* const* h,
                                                                               uint32_t* const* acc, int n, int q0,
                                                                               int q1) {
@@ -179,10 +187,10 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void forward_rows(c
     for (; q + group <= full; q += group) {
       const uint32_t* w = &m.fw[static_cast<size_t>(q) * block];
       switch (ns) {
-        case 4: forward_blocks<1, 4>(split, w, m.cols, hs, m.cols, out, q * kLanes); break;
-        case 3: forward_blocks<1, 3>(split, w, m.cols, hs, m.cols, out, q * kLanes); break;
-        case 2: forward_blocks<2, 2>(split, w, m.cols, hs, m.cols, out, q * kLanes); break;
-        default: forward_blocks<4, 1>(split, w, m.cols, hs, m.cols, out, q * kLanes); break;
+        case 4: forward_blocks<1, 4>(sums, w, m.cols, hs, m.cols, out, q * kLanes); break;
+        case 3: forward_blocks<1, 3>(sums, w, m.cols, hs, m.cols, out, q * kLanes); break;
+        case 2: forward_blocks<2, 2>(sums, w, m.cols, hs, m.cols, out, q * kLanes); break;
+        default: forward_blocks<4, 1>(sums, w, m.cols, hs, m.cols, out, q * kLanes); break;
       }
     }
     for (; q < q1; ++q) {  // the rest one block at a time; the last may be partial
@@ -191,10 +199,10 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void forward_rows(c
       uint32_t* t[4];
       for (int i = 0; i < ns; ++i) t[i] = &tail[static_cast<size_t>(i) * kLanes];
       switch (ns) {
-        case 4: forward_blocks<1, 4>(split, w, m.cols, hs, m.cols, t, 0); break;
-        case 3: forward_blocks<1, 3>(split, w, m.cols, hs, m.cols, t, 0); break;
-        case 2: forward_blocks<1, 2>(split, w, m.cols, hs, m.cols, t, 0); break;
-        default: forward_blocks<1, 1>(split, w, m.cols, hs, m.cols, t, 0); break;
+        case 4: forward_blocks<1, 4>(sums, w, m.cols, hs, m.cols, t, 0); break;
+        case 3: forward_blocks<1, 3>(sums, w, m.cols, hs, m.cols, t, 0); break;
+        case 2: forward_blocks<1, 2>(sums, w, m.cols, hs, m.cols, t, 0); break;
+        default: forward_blocks<1, 1>(sums, w, m.cols, hs, m.cols, t, 0); break;
       }
       const int rows = std::min(kLanes, m.rows - q * kLanes);
       for (int i = 0; i < ns; ++i) std::copy_n(t[i], rows, out[i] + q * kLanes);

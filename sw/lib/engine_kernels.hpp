@@ -27,11 +27,11 @@ struct ChainMatrix {
 };
 
 // FW: for every sequence s < n and chain row k in blocks [q0, q1):
-//   acc[s][k] = ((U[k][0]*h[s][0] + U[k][1]*h[s][1]) + ...), or with `split`
-// (engine::fw_split) the sum over the odd columns and the one over the even
-// columns, the one holding column cols-1 first, added.
+//   acc[s][k] = ((U[k][0]*h[s][0] + U[k][1]*h[s][1]) + ...), or with `sums`
+// (engine::fw_sums: 1, 2, 4 or 8) sums over the columns c mod sums, added
+// the one holding column cols-1 first, then the others in cyclic order.
 // h[s] holds cols words; acc[s] at least 16*q1 words.
-void forward_rows(const ChainMatrix& m, bool split, const uint32_t* const* h, uint32_t* const* acc, int n, int q0,
+void forward_rows(const ChainMatrix& m, int sums, const uint32_t* const* h, uint32_t* const* acc, int n, int q0,
                   int q1);
 
 // BW over columns [c0, c1) (multiples of 16, c1 <= padded_cols): for every

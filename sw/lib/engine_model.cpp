@@ -282,27 +282,23 @@ std::vector<uint32_t> load_image(const Config& cfg, const Weights& w, const Load
   return beats;
 }
 
-bool fw_split(const Config& cfg) {
-  return fw_split((cfg.gate_rows() + cfg.num_pe - 1) / cfg.num_pe, cfg.hidden);
-}
+int fw_sums(const Config& cfg) { return fw_sums((cfg.gate_rows() + cfg.num_pe - 1) / cfg.num_pe, cfg.hidden); }
 
 std::vector<uint32_t> chain_forward(const Config& cfg, const std::vector<uint32_t>& u_chain,
                                     const std::vector<uint32_t>& h_prev) {
-  const int H = cfg.hidden, GH = cfg.gate_rows();
-  const bool split = fw_split(cfg);
+  const int H = cfg.hidden, GH = cfg.gate_rows(), S = fw_sums(cfg);
   std::vector<uint32_t> acc(GH);
   for (int k = 0; k < GH; ++k) {
     const uint32_t* row = &u_chain[static_cast<size_t>(k) * H];
-    if (!split) {
-      uint32_t a = mul(row[0], h_prev[0]);
-      for (int c = 1; c < H; ++c) a = add(a, mul(row[c], h_prev[c]));
-      acc[k] = a;
-      continue;
+    uint32_t sum[kFwMaxSums];
+    for (int c = 0; c < H; ++c) {
+      const uint32_t p = mul(row[c], h_prev[c]);
+      sum[c % S] = c < S ? p : add(sum[c % S], p);
     }
-    uint32_t sum[2] = {mul(row[0], h_prev[0]), mul(row[1], h_prev[1])};
-    for (int c = 2; c < H; ++c) sum[c % 2] = add(sum[c % 2], mul(row[c], h_prev[c]));
-    const int last = (H - 1) % 2;
-    acc[k] = add(sum[last], sum[1 - last]);
+    const int last = (H - 1) % S;
+    uint32_t a = sum[last];
+    for (int i = 1; i < S; ++i) a = add(a, sum[(last + i) % S]);
+    acc[k] = a;
   }
   return acc;
 }
@@ -354,7 +350,7 @@ ForwardResult forward(const Config& cfg, const Weights& w, const std::vector<uin
   expect_size(xp, S * GH, "xp");
   expect_size(state_in, static_cast<size_t>(B) * H * SW, "state_in");
   const kernels::ChainMatrix u(to_chain_rows(cfg, w.w_hh), GH, H);
-  const bool split = fw_split(cfg);
+  const int sums = fw_sums(cfg);
   std::vector<uint32_t> bias(GH);
   for (int j = 0; j < H; ++j)
     for (int g = 0; g < G; ++g) bias[chain_row(g, j, G)] = w.b_hh[static_cast<size_t>(g) * H + j];
@@ -389,7 +385,7 @@ ForwardResult forward(const Config& cfg, const Weights& w, const std::vector<uin
         hp.push_back(h[b].data()), ap.push_back(acc[b].data()), slot.push_back(b), step.push_back(p);
       }
       const int n = static_cast<int>(slot.size());
-      kernels::forward_rows(u, split, hp.data(), ap.data(), n, q0, q1);
+      kernels::forward_rows(u, sums, hp.data(), ap.data(), n, q0, q1);
       sync();
       for (int i = 0; i < n; ++i) {
         const int b = slot[static_cast<size_t>(i)];

@@ -235,8 +235,9 @@ void check_against_golden(TB& tb, const LayerCase& lc, const std::vector<uint32_
               rep.worst_name.c_str(), kGoldenTolerance);
 }
 
-// The shapes a suite runs: H in {1, odd not a multiple of NumPe, a multiple of
-// NumPe, the largest that fits}, input size != H, T in {1, 2, 37}, B in {1,
+// The shapes a suite runs: H in {1, one row a PE (NumPe / G: the forward's
+// most sums a row), odd not a multiple of NumPe, a multiple of NumPe, the
+// largest that fits}, input size != H, T in {1, 2, 37}, B in {1,
 // MaxBatch}; each seed covers every (H, T) pair and alternates B so that three
 // seeds cover every (H, T, B). --hidden/--batch/--steps/--input pick one case.
 struct CaseShape {
@@ -258,7 +259,8 @@ std::vector<CaseShape> case_shapes(const Options& opt, const Params& p, engine::
   std::vector<CaseShape> shapes;
   const int seed_parity = static_cast<int>(opt.seed() % 2);
   int n = 0;
-  for (int h : {1, odd, multiple, h_max}) {
+  const int one_row = std::max(1, std::min(p.num_pe / engine::gates(cell), h_max));
+  for (int h : {1, one_row, odd, multiple, h_max}) {
     for (int t : {1, 2, 37}) {
       const int b = ((n++ + seed_parity) % 2 == 0) ? 1 : p.max_batch;
       shapes.push_back({h, b, t, h + 3});

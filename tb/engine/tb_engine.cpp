@@ -144,7 +144,8 @@ void expect_refusal(EngineHarness& hx, const Bad& b) {
 // bit-exactly as in the model, and the engine counts the affected units.
 void run_nonfinite_case(EngineHarness& hx, engine::Cell cell) {
   const EngineParams& p = hx.params();
-  const engine::Config cfg{cell, p.num_pe + 1, std::min(2, p.max_batch), 4, p.num_pe};
+  const int h = std::min(p.num_pe + 1, engine::max_resident_hidden(cell, p.num_pe, p.weight_depth, p.max_hidden));
+  const engine::Config cfg{cell, h, std::min(2, p.max_batch), 4, p.num_pe};
   Rng rng(99);
   LayerCase lc = make_layer_case(rng, cfg, 5);
   const int gh = cfg.gate_rows();

@@ -13,8 +13,10 @@
 // H = 8*NumPe, the schedule of the benchmark's run there (B = 1, T = 100)
 // must reach 95 % MAC utilization both ways (the engine-v2 target).
 // Options: --seed N, --trace [file].
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 #include "farnn/engine_cycles.hpp"
 #include "layer_run.hpp"
@@ -49,9 +51,15 @@ int main(int argc, char** argv) {
       for (engine::Cell cell : {engine::Cell::kLstm, engine::Cell::kGru}) {
         const int h_max =
             engine::max_resident_hidden(cell, p.num_pe, p.weight_depth, std::min(p.max_hidden, 8 * p.num_pe));
-        // H = NumPe: G rows a PE (< 5), the forward's split sums, B = 1 and B > 1.
-        for (int h : {1, std::min(p.num_pe, h_max), std::min(p.num_pe + 1, h_max), std::min(2 * p.num_pe, h_max),
-                      h_max}) {
+        // H = NumPe: G rows a PE (< 5), the forward's two sums a row; NumPe/G and
+        // 2*NumPe/G: one and two rows a PE, its most sums (8 or 4); B = 1 and B > 1.
+        const int g = engine::gates(cell);
+        std::vector<int> hs = {1, std::clamp(p.num_pe / g, 1, h_max), std::clamp(2 * p.num_pe / g, 1, h_max),
+                               std::min(p.num_pe, h_max), std::min(p.num_pe + 1, h_max),
+                               std::min(2 * p.num_pe, h_max), h_max};
+        std::sort(hs.begin(), hs.end());
+        hs.erase(std::unique(hs.begin(), hs.end()), hs.end());
+        for (int h : hs) {
           for (int b : {1, p.max_batch}) {
             for (int t : {1, 7, -7}) {  // -7: T = 7 with mixed lengths
               if (t < 0 && b < 2) continue;

@@ -47,7 +47,7 @@ TEST(EngineModel, MatchesGoldenOverLongSequences) {
 // holds 5 rows or more (20 rows on one PE here).
 TEST(EngineModel, ForwardChainOrderIsColumnFold) {
   const engine::Config cfg{Cell::kLstm, 5, 1, 1, 1};
-  ASSERT_FALSE(engine::fw_split(cfg));
+  ASSERT_EQ(engine::fw_sums(cfg), 1);
   Rng rng(5);
   std::vector<uint32_t> u(20 * 5), h(5);
   for (auto& w : u) w = bits(static_cast<float>(rng.uniform(-1, 1)));
@@ -60,32 +60,44 @@ TEST(EngineModel, ForwardChainOrderIsColumnFold) {
   }
 }
 
-// Fewer than 5 rows a PE: the even and the odd columns are summed apart and
-// added at the end, the sum holding the last column first.
+// Fewer than 5 rows a PE: S sums over the columns c mod S (2 for 3-4 rows, 4
+// for 2, 8 for 1, at most the largest power of two <= H), added at the end
+// from the sum holding the last column on, in cyclic order.
 TEST(EngineModel, ForwardSplitsSumsWhereAPeHoldsFewRows) {
-  EXPECT_TRUE(engine::fw_split({Cell::kLstm, 4, 1, 1, 4}));      // 4 rows
-  EXPECT_FALSE(engine::fw_split({Cell::kLstm, 5, 1, 1, 4}));     // 5 rows
-  EXPECT_TRUE(engine::fw_split({Cell::kGru, 2, 1, 1, 2}));       // 3 rows
-  EXPECT_FALSE(engine::fw_split({Cell::kGru, 1, 1, 1, 1}));      // one column: one sum
-  EXPECT_TRUE(engine::fw_split({Cell::kLstm, 256, 1, 1, 256}));  // 4 rows
-  EXPECT_FALSE(engine::fw_split({Cell::kLstm, 320, 1, 1, 256}));
-  for (int H : {4, 5}) {
-    const engine::Config cfg{Cell::kLstm, H, 1, 1, H};
-    ASSERT_TRUE(engine::fw_split(cfg));
+  EXPECT_EQ(engine::fw_sums({Cell::kLstm, 4, 1, 1, 4}), 2);      // 4 rows
+  EXPECT_EQ(engine::fw_sums({Cell::kLstm, 5, 1, 1, 4}), 1);      // 5 rows
+  EXPECT_EQ(engine::fw_sums({Cell::kGru, 2, 1, 1, 2}), 2);       // 3 rows
+  EXPECT_EQ(engine::fw_sums({Cell::kGru, 1, 1, 1, 1}), 1);       // one column: one sum
+  EXPECT_EQ(engine::fw_sums({Cell::kLstm, 256, 1, 1, 256}), 2);  // 4 rows
+  EXPECT_EQ(engine::fw_sums({Cell::kLstm, 320, 1, 1, 256}), 1);
+  EXPECT_EQ(engine::fw_sums({Cell::kLstm, 128, 1, 1, 256}), 4);  // 2 rows
+  EXPECT_EQ(engine::fw_sums({Cell::kLstm, 256, 1, 1, 1024}), 8);  // 1 row
+  EXPECT_EQ(engine::fw_sums({Cell::kLstm, 5, 1, 1, 32}), 4);     // 1 row, H = 5: 4 sums
+  EXPECT_EQ(engine::fw_sums({Cell::kGru, 3, 1, 1, 16}), 2);      // 1 row, H = 3: 2 sums
+  for (auto [H, P, S] : {std::tuple{4, 4, 2}, std::tuple{5, 5, 2}, std::tuple{8, 16, 4}, std::tuple{7, 16, 4},
+                         std::tuple{12, 64, 8}, std::tuple{13, 64, 8}}) {
+    const engine::Config cfg{Cell::kLstm, H, 1, 1, P};
+    ASSERT_EQ(engine::fw_sums(cfg), S) << "H " << H;
     Rng rng(50 + H);
     std::vector<uint32_t> u(4 * H * H), h(H);
     for (auto& w : u) w = bits(static_cast<float>(rng.uniform(-1, 1)));
     for (auto& w : h) w = bits(static_cast<float>(rng.uniform(-1, 1)));
-    // Row 0: products 1, 2^24, 1, -2^24 (, 0): a plain fold gives 0, the split sums 2.
-    const float row0[] = {1.0f, 16777216.0f, 1.0f, -16777216.0f, 0.0f, 0.0f};
-    for (int c = 0; c < H; ++c) u[c] = bits(row0[c]), h[c] = bits(1.0f);
+    // Row 0: products 1, 2^24, then 1 in column S and -2^24 in column S + 1:
+    // a plain fold gives 0 (1 + 2^24 rounds to 2^24), the sums 2.
+    for (int c = 0; c < H; ++c) u[c] = bits(0.0f), h[c] = bits(1.0f);
+    u[0] = bits(1.0f), u[1] = bits(16777216.0f), u[S] = bits(1.0f), u[(S + 1) % H] = bits(-16777216.0f);
     const auto acc = engine::chain_forward(cfg, u, h);
     EXPECT_EQ(acc[0], bits(2.0f)) << "H " << H;
     for (int k = 1; k < 4 * H; ++k) {
-      float sum[2] = {value(u[k * H]) * value(h[0]), value(u[k * H + 1]) * value(h[1])};
-      for (int c = 2; c < H; ++c) sum[c % 2] = sum[c % 2] + value(u[k * H + c]) * value(h[c]);
-      const int last = (H - 1) % 2;
-      EXPECT_EQ(acc[k], bits(sum[last] + sum[1 - last])) << "H " << H << " row " << k;
+      float sum[8];
+      for (int c = 0; c < H; ++c) {
+        const float p = value(u[k * H + c]) * value(h[c]);
+        sum[c % S] = c < S ? p : sum[c % S] + p;
+      }
+      const int last = (H - 1) % S;
+      float a = sum[last];
+      for (int i = 1; i < S; ++i) a = a + sum[(last + i) % S];
+      EXPECT_EQ(acc[k], bits(a)) << "H " << H << " row " << k;
     }
   }
 }
@@ -154,7 +166,7 @@ TEST(EngineModel, KernelsEqualChainDefinitions) {
             for (auto& x : d[s]) x = special_word(rng);
             hp.push_back(h[s].data()), dp.push_back(d[s].data()), ap.push_back(acc[s].data()), rp.push_back(dh[s].data());
           }
-          engine::kernels::forward_rows(m, engine::fw_split(cfg), hp.data(), ap.data(), n, 0, m.blocks);
+          engine::kernels::forward_rows(m, engine::fw_sums(cfg), hp.data(), ap.data(), n, 0, m.blocks);
           engine::kernels::backward_cols(m, pes, chains, dp.data(), rp.data(), n, 0, m.padded_cols);
           for (int s = 0; s < n; ++s) {
             SCOPED_TRACE(std::string(engine::cell_name(cell)) + " H=" + std::to_string(H) + " P=" +

@@ -60,7 +60,7 @@ struct Schedule {
   // BW: the ROW token grid (lines of groups, pitch apart), the chains the last
   // wave reaches, the spans of a full and of the last wave, and the spacings.
   int row_lanes, lines, pitch, chains_last, span_full, span_last, spacing_bw, reduce_gap, after_reduce;
-  bool fw_split;  // two sums per row forward (engine::fw_split)
+  int fw_sums;  // sums per row forward (engine::fw_sums)
   static Schedule of(const Config& cfg, const EngineTiming& t);
 };
 

@@ -131,21 +131,29 @@ ForwardResult forward(const Config& cfg, const Weights& w, const std::vector<uin
 BackwardResult backward(const Config& cfg, const Weights& w, const std::vector<uint32_t>& records,
                         const std::vector<uint32_t>& dh, const std::vector<uint32_t>& carry_in, int threads = 1);
 
-// FW: a PE holding fewer than kFwSplitRows rows (rows = ceil(G*H / num_pe))
-// keeps two sums per row, one over the even columns and one over the odd ones,
-// and adds them at the end: its adder then takes an element every
-// max(rows, ceil((AddLatency + 2) / 2)) cycles instead of every
-// max(rows, AddLatency + 2) (engine_pkg::fw_split; needs H >= 2). 5 is below
-// AddLatency + 2 for every AddLatency >= 3, so the split always gains.
+// FW sums per row: a PE holding fewer than kFwSplitRows rows (rows =
+// ceil(G*H / num_pe)) keeps S sums per row, column c in sum c mod S, each
+// started by its first product, and adds them at the end: the sum holding
+// column H-1 first, then the others in cyclic order after it. Its adder then
+// takes an element every max(rows, ceil((AddLatency + 2) / S)) cycles instead
+// of every max(rows, AddLatency + 2) (engine_pkg::fw_sums). S depends on the
+// rows alone (no timing parameter, so the numbers do not depend on the FP
+// latencies): 1 from 5 rows on, 2 for 3-4 rows, 4 for 2, 8 for 1, at most
+// the largest power of two <= H.
 constexpr int kFwSplitRows = 5;
-inline bool fw_split(int rows, int hidden) { return rows < kFwSplitRows && hidden >= 2; }
-bool fw_split(const Config& cfg);
+constexpr int kFwMaxSums = 8;
+inline int fw_sums(int rows, int hidden) {
+  int s = rows >= kFwSplitRows ? 1 : rows >= 3 ? 2 : rows == 2 ? 4 : kFwMaxSums;
+  while (s > hidden) s /= 2;
+  return s;
+}
+int fw_sums(const Config& cfg);
 
 // --- pieces, exposed for unit tests -------------------------------------
 // FW chain, k in chain order: acc[k] = ((U[k][0]*h[0] + U[k][1]*h[1]) + ...);
-// where fw_split, e[k] = ((U[k][0]*h[0] + U[k][2]*h[2]) + ...) over the even
-// columns, o[k] likewise over the odd ones, and acc[k] = last + other, `last`
-// the sum that holds column H-1.
+// with S = fw_sums > 1 sums, s_i[k] = ((U[k][i]*h[i] + U[k][i+S]*h[i+S]) + ...)
+// and acc[k] = ((s_l + s_(l+1) mod S) + ...) + s_(l+S-1) mod S, l = (H-1) mod S
+// (the sum that holds column H-1 first).
 std::vector<uint32_t> chain_forward(const Config& cfg, const std::vector<uint32_t>& u_chain,
                                     const std::vector<uint32_t>& h_prev);
 // BW chain: per PE p, partial[c] = sum over its rows lr in order of U[k][c]*delta[k];
