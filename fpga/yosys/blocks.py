@@ -22,16 +22,17 @@ P16 = {"NumPe": 16, "WeightDepth": 4096, "NumBanks": 2, "WeightLanes": 4, "MaxHi
 
 
 def _pe(cfg, index):
-    """A PE of the engine: its weight RAM holds every bank."""
+    """A PE of the engine: its weight RAM holds every bank; 4 result lanes (NumPe a multiple of 4)."""
     return {k: cfg[k] for k in ("NumPe", "MaxHidden", "MulLatency", "AddLatency")} | \
-        {"WeightDepth": cfg["NumBanks"] * cfg["WeightDepth"], "PeIndex": index}
+        {"WeightDepth": cfg["NumBanks"] * cfg["WeightDepth"], "PeIndex": index, "ResLanes": 4}
 
 
 def _chain(cfg, lanes=None):
-    """The engine's chain: banked weight RAMs, the weight bus at `lanes` words a cycle."""
+    """The engine's chain: banked weight RAMs, the weight bus at `lanes` words a
+    cycle, 4 result lanes (the engine's default where NumPe is a multiple of 4)."""
     return {k: cfg[k] for k in ("NumPe", "MaxHidden", "MulLatency", "AddLatency")} | \
         {"WeightDepth": cfg["NumBanks"] * cfg["WeightDepth"],
-         "Lanes": lanes or min(cfg["WeightLanes"], cfg["NumPe"])}
+         "Lanes": lanes or min(cfg["WeightLanes"], cfg["NumPe"]), "ResLanes": 4}
 
 
 # Memory expectations: (regex on the memory's hierarchical name, allowed kinds)
@@ -59,8 +60,8 @@ PE_EQ = {
         "tok_pe_i": "$urandom_range(3)",
         "tok_addr_i": "$urandom_range(255)",
         "tok_data_i": "rnd_fp()",
-        "res_valid_i": "rnd_pct(30)",
-        "res_data_i": "rnd_fp()",
+        "res_valid_i": "rnd_pct(30) ? 4'($urandom_range(15)) : 4'd0",
+        "res_data_i": "{rnd_fp(), rnd_fp(), rnd_fp(), rnd_fp()}",
         "wld_valid_i": "rnd_pct(20)",
         "wld_addr_i": "$urandom_range(2047)",
         "wld_data_i": "rnd_fp()",
@@ -99,18 +100,21 @@ CHAIN_EQ = {
 }
 
 # The join tree as the engine drives it: forward, at most one chain tail
-# valid a cycle (the chains drain in turns); backward, every tail valid in
-# the same cycle (aligned partial sums). The mode flips every 500 cycles.
+# valid a cycle (the chains drain in turns), its 4 result lanes at once;
+# backward, every tail's lane 0 valid in the same cycle (aligned partial
+# sums). The mode flips every 500 cycles.
 JOIN_CHAINS = 16  # the NumPe 256 engine's chains
+JOIN_LANES = 4    # its result lanes
 JOIN_EQ = {
     "inputs": {
         "bw_i": "cyc % 1000 >= 500",
-        "data_i": "{" + ", ".join(["rnd_fp()"] * JOIN_CHAINS) + "}",
+        "data_i": "{" + ", ".join(["rnd_fp()"] * (JOIN_CHAINS * JOIN_LANES)) + "}",
     },
     "drive": r"""
-      if (in_bw_i) in_valid_i = rnd_pct(70) ? '1 : '0;
-      else         in_valid_i = rnd_pct(70) ? %d'(1) << $urandom_range(%d) : '0;
-""" % (JOIN_CHAINS, JOIN_CHAINS - 1),
+      if (in_bw_i) in_valid_i = rnd_pct(70) ? {%d{%d'(1)}} : '0;
+      else         in_valid_i = rnd_pct(70) ? %d'(%d'($urandom_range(%d)) << (%d * $urandom_range(%d))) : '0;
+""" % (JOIN_CHAINS, JOIN_LANES, JOIN_CHAINS * JOIN_LANES, JOIN_CHAINS * JOIN_LANES, (1 << JOIN_LANES) - 1,
+       JOIN_LANES, JOIN_CHAINS - 1),
     "activity": "rtl_valid_o",
 }
 
@@ -183,10 +187,12 @@ BLOCKS = {
                      "num_pe": P16["NumPe"],
                      "doc": "16 PEs in 4 chains of 4 with the broadcast and join trees, ROW tokens of 4 rows, "
                             "engine P16 parameters (weight bus 4 words)"},
-    "chain_join": {"top": "chain_join", "params": {"NumChains": JOIN_CHAINS, "AddLatency": 4}, "quick": False,
+    "chain_join": {"top": "chain_join", "params": {"NumChains": JOIN_CHAINS, "AddLatency": 4, "Lanes": JOIN_LANES},
+                   "quick": False,
                    "slow": 1,
                    "mems": [], "dsp": 0, "eq": JOIN_EQ,
-                   "doc": "join tree of 16 chain tails (the NumPe 256 engine's): 15 FP adders (BW), a register a node (FW)"},
+                   "doc": "join tree of 16 chain tails (the NumPe 256 engine's): 15 FP adders (BW), "
+                          "4 result lanes registered a node (FW)"},
     "pe_chain_lanes1": {"top": "pe_chain", "params": _chain(P4, lanes=1), "quick": False, "mems": PE_MEMS,
                         "dsp": 2 * P4["NumPe"], "eq": CHAIN_EQ, "num_pe": P4["NumPe"],
                         "doc": "chain of 4 PEs, weight bus 1 word: 4 groups, 3 relay registers"},
@@ -253,9 +259,9 @@ ENGINE_EQ = {
       w_beats = (((4 * 32'(p_h) - (p_cell == 1 ? 32'(p_h) : 0) + 3) / 4) * 32'(p_h) + 32'(p_h) + 3) / 4;
       in_weight_last_i = (w_cnt + 1 == w_beats) ? !rnd_pct(3) : rnd_pct(1);
       // The command's input frames (all lengths T): state B*H words (FORWARD
-      // LSTM: (h, c) pairs), Xp T*B*H*G, dh T*B*H.
+      // LSTM: (h, c) pairs), Xp T*B*H units, dh T*B*H.
       n_state = 32'(p_b) * 32'(p_h) * ((p_op == 1 && p_cell == 0) ? 2 : 1);
-      n_xp = 32'(p_t) * 32'(p_b) * 32'(p_h) * (p_cell == 1 ? 3 : 4);
+      n_xp = 32'(p_t) * 32'(p_b) * 32'(p_h);  // a unit a beat (XpWords 4)
       n_dh = 32'(p_t) * 32'(p_b) * 32'(p_h);
       in_state_in_last_i = (s_cnt + 1 == n_state) ? !rnd_pct(3) : ($urandom_range(999) == 0);
       in_xp_last_i = (x_cnt + 1 == n_xp) ? !rnd_pct(3) : ($urandom_range(999) == 0);
@@ -285,7 +291,7 @@ ENGINE_EQ = {
         "weight_valid_i": "rnd_pct(85)",
         "weight_data_i": "{rnd_small(), rnd_small(), rnd_small(), rnd_small()}",
         "state_in_valid_i": "rnd_pct(85)", "state_in_data_i": "rnd_small()",
-        "xp_valid_i": "rnd_pct(85)", "xp_data_i": "rnd_small()",
+        "xp_valid_i": "rnd_pct(85)", "xp_data_i": "{rnd_small(), rnd_small(), rnd_small(), rnd_small()}",
         "dh_valid_i": "rnd_pct(85)", "dh_data_i": "rnd_small()",
         "h_ready_i": "rnd_pct(85)", "delta_ready_i": "rnd_pct(85)",
         "state_out_ready_i": "rnd_pct(85)", "mem_req_ready_i": "rnd_pct(85)",
