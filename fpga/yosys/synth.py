@@ -489,6 +489,7 @@ def main():
     a = ap.parse_args()
     if a.jobs < 1:
         ap.error("--jobs must be at least 1")
+    a.out = os.path.abspath(a.out)  # yosys runs in each block's directory
     if a.rerender:
         rep = json.load(open(os.path.join(a.out, "report.json")))
         recs = rep["blocks"]
