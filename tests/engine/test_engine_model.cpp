@@ -406,9 +406,11 @@ TEST(EngineCycles, BackwardGridAtDeviceScale) {
 // The batch-1 targets that the cycle model meets (T = 20, MulLatency 3,
 // AddLatency 4, gate store 30; the latencies of the P16 and P256 builds):
 // LSTM at 256 PEs in 16 chains, H = 256 >= 80 % forward and >= 75 % backward,
-// H = 128 >= 45 % backward; at 1,024 PEs in 64 chains, H = 1,024 >= 90 %
-// forward (the first step's Xp overlaps its MACs). A schedule change that
-// slows one of them fails here, and the speed tests hold the RTL to the model.
+// H = 128 >= 50 % forward and >= 45 % backward; at 1,024 PEs in 64 chains,
+// forward, H = 1,024 >= 90 % (the first step's Xp overlaps its MACs),
+// H = 512 >= 80 % and H = 256 >= 50 % (four result lanes, 4 and 8 sums a
+// row). A schedule change that slows one of them fails here, and the speed
+// tests hold the RTL to the model.
 TEST(EngineCycles, DeviceScaleTargetsMet) {
   auto util = [](int pes, int chains, int h, bool backward) {
     const engine::Config cfg{Cell::kLstm, h, 1, 20, 1};
@@ -421,6 +423,8 @@ TEST(EngineCycles, DeviceScaleTargetsMet) {
   EXPECT_GE(util(256, 16, 128, false), 0.50);
   EXPECT_GE(util(256, 16, 128, true), 0.45);
   EXPECT_GE(util(1024, 64, 1024, false), 0.90);
+  EXPECT_GE(util(1024, 64, 512, false), 0.80);  // 2 rows a PE, 4 sums
+  EXPECT_GE(util(1024, 64, 256, false), 0.50);  // 1 row a PE, 8 sums
 }
 
 // The input streams bound a step whatever the chains do: a forward step
