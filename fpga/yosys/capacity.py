@@ -84,6 +84,7 @@ UTIL_HARD = 0.95       # DSP, BRAM, URAM: at most 95 %
 WORDS_PER_BRAM18 = 512   # 512 x 36 (32-bit words); a BRAM36 is two
 WORDS_PER_URAM = 4096    # 4K x 72 at native width (the current RTL's 32-bit RAM)
 ACC_LUTRAM_WORDS = 64    # accumulator RAM kept in LUT-RAM up to this depth
+RAM_STEP_LOSS = 0.02     # BRAM point: give up at most 2 % of the PEs for one more RAMB18 each
 NS_PER_LEVEL = 0.5       # LUT + local route, UltraScale+ -2/-3
 NS_FIXED = 1.0           # clock-to-out + setup + skew/jitter
 FMAX_CAP = 600.0         # MHz: block RAM / DSP Fmax region without output registers
@@ -162,6 +163,11 @@ def model(inputs):
                 continue
             uram_pe = 1 if cfg == "URAM" else 0
             b18_pe = b18 // p
+            # Just past a RAMB18 step, a few PEs fewer give every PE one more
+            # RAMB18 (a larger resident layer): take it.
+            if cfg == "BRAM" and b18 // (b18_pe + 1) >= p * (1 - RAM_STEP_LOSS):
+                p, bind = b18 // (b18_pe + 1), "RAM"
+                b18_pe = b18 // p
             rows.append({
                 "device": dev["name"], "config": cfg, "base": {k: int(v) for k, v in base.items()},
                 "usable": u, "limits": {k: int(v) for k, v in lim.items()}, "pes": p, "binds": bind,
@@ -228,7 +234,9 @@ def render(inputs):
     L.append("## Result")
     L.append("")
     L.append("Two design points per target: **BRAM** = as many PEs as the logic allows,")
-    L.append("weights and accumulators in block RAM shared out evenly; **URAM** = one")
+    L.append("weights and accumulators in block RAM shared out evenly (or up to %d %% fewer" %
+             round(RAM_STEP_LOSS * 100))
+    L.append("where that gives every PE one more RAMB18: binds RAM); **URAM** = one")
     L.append("UltraRAM per PE for its weights (fewer PEs where URAMs are fewer than the")
     L.append("logic allows, but 4K words each) plus the block RAM shared out.")
     L.append("")

@@ -24,13 +24,14 @@
 // farnn_core parameters: the capacity model's BRAM design point for the Alveo
 // U250 (docs/capacity.md; fpga/common/board_params.py turns it into parameters
 // and check_core_params.py keeps these defaults equal to it):
-//   NumPe 1295        the PEs the model fits (LUT-bound) in the U250's user region;
-//   MaxHidden 431     the larger of its LSTM (323) and GRU (431) limits;
+//   NumPe 1253        the PEs the model fits in the U250's user region (one
+//                     fewer than the logic allows, so that each gets 3 RAMB18);
+//   MaxHidden 512     its LSTM and GRU limits (both 512);
 //   NumBanks 1        the model gives each PE's whole RAM to one layer; two banks
 //                     would halve the words per bank and the largest layer;
-//   WeightDepth 512   2 RAMB18 per PE (the block RAM shared out over 1295 PEs),
-//                     one taken by the accumulators at H = 431: one RAMB18 of
-//                     512 words for weights (LSTM H <= 323 and GRU H <= 431 fit,
+//   WeightDepth 1024  3 RAMB18 per PE (the block RAM shared out over 1253 PEs),
+//                     one taken by the accumulators at H = 512: two RAMB18 of
+//                     1024 words for weights (LSTM and GRU H <= 512 fit,
 //                     exactly the model's limits);
 //   WeightLanes 16    one 512-bit host beat per weight-stream beat;
 //   MaxBatch 4, MulLatency 2, AddLatency 3: the configuration whose synthesis
@@ -46,11 +47,11 @@
 module fpga_u250 #(
   parameter logic [31:0] BuildId        = 32'h0,   // set by the flow: git rev-parse --short=8 HEAD
   parameter logic [31:0] ClockKhz       = 32'd0,   // set by the flow: the make-synth clock estimate
-  parameter int unsigned NumPe          = 1295,
-  parameter int unsigned WeightDepth    = 512,
+  parameter int unsigned NumPe          = 1253,
+  parameter int unsigned WeightDepth    = 1024,
   parameter int unsigned NumBanks       = 1,
   parameter int unsigned WeightLanes    = 16,
-  parameter int unsigned MaxHidden      = 431,
+  parameter int unsigned MaxHidden      = 512,
   parameter int unsigned MaxBatch       = 4,
   parameter int unsigned MulLatency     = 2,
   parameter int unsigned AddLatency     = 3,
