@@ -288,6 +288,7 @@ module farnn_core #(
     .MaxBatch    (MaxBatch),
     .MulLatency  (MulLatency),
     .AddLatency  (AddLatency),
+    .ResLanes    (1),             // with Xp a word a beat four lanes would buy nothing
     .XpWords     (1),             // the per-step reader's 32-bit stream
     .MemAddrWidth(StoreAddrWidth)
   ) u_engine (

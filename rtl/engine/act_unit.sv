@@ -3,7 +3,8 @@
 //     chain in row order k = G*j + g, ResLanes a cycle: with one lane a unit
 //     every G cycles; with four a group of 4 rows a cycle, which is an LSTM
 //     unit, and a GRU unit every cycle through a 4-to-3 regrouping behind a
-//     FIFO of groups, ahead of the chain by one group in 4), adds b_hh (bias RAM) and
+//     FIFO of groups, which falls behind the chain by one group in 4 within
+//     a step), adds b_hh (bias RAM) and
 //     xp (Xp FIFO), reads c_{t-1} (LSTM) or h_{t-1} (GRU) from the state RAM,
 //     runs act_fw_lstm / act_fw_gru and writes h (h buffer and h stream), the
 //     new state, the gate-store record and, on the last time step, the final

@@ -274,8 +274,9 @@ package engine_pkg;
 
   // Cycles the datapath is held in reset after an abort, a timeout or a framing
   // error: every pipeline without a reset of its own (the PE's MAC bookkeeping,
-  // 2 + MulLatency + AddLatency deep, then the split sums' wait line,
-  // fw_split_wait <= 2 deep) has emptied by then.
+  // 2 + MulLatency + AddLatency deep, then the sums' final-add wait line,
+  // fw_split_wait <= 2 deep; the final adds' loop runs through registers that
+  // the flush resets) has emptied by then.
   function automatic int unsigned flush_cycles(input int unsigned mul_lat,
                                                input int unsigned add_lat);
     flush_cycles = mul_lat + add_lat + 4;

@@ -302,7 +302,7 @@ module sequencer #(
   logic [CrW-1:0] hout_cr_q, hout_cr_d, dout_cr_q, dout_cr_d, sout_cr_q, sout_cr_d;
   logic [CrW-1:0] store_cr_q, store_cr_d;
   logic [CW-1:0] xp_left_q, xp_left_d, dh_left_q, dh_left_d;
-  logic [CW-1:0] xpw_q, xpw_d;        // FW: the Xp beats of the command (T*B*H*G / XpWords)
+  logic [CW-1:0] xpw_q, xpw_d;        // FW: the Xp beats of the command (T*B*H*G words, or T*B*H units)
   // xp_left / dh_left == 0 and == 1, registered beside them (framing stays shallow).
   logic          xp_z_q, xp_one_q, dh_z_q, dh_one_q;
   logic [CW-1:0] xp_init, dh_init;    // their values when the run starts

@@ -630,11 +630,11 @@ module pe #(
       assert (!(mac_add_in && red_add_in_q))
       else $error("pe %0d: adder claimed by MAC and reduction in the same cycle", PeIndex);
       assert (!(comb_go && (mac_acc_rd || part_valid)))
-      else $error("pe %0d: accumulator read port claimed by MAC and split sums", PeIndex);
+      else $error("pe %0d: accumulator read port claimed by MAC and the sums' final adds", PeIndex);
       assert (!(first_go && loop_go))
       else $error("pe %0d: a row's first sum link meets another row's next link", PeIndex);
       assert (!(comb_q && (mac_add_in || red_add_in_q)))
-      else $error("pe %0d: adder claimed by split sums and a MAC or reduction", PeIndex);
+      else $error("pe %0d: adder claimed by the sums' final adds and a MAC or reduction", PeIndex);
       assert (!(inject_q && res_valid_i[ResLane]))
       else $error("pe %0d: drained result collides with a relayed result", PeIndex);
       assert (!(is_elem && tok_last_i && drain_left_q != '0))

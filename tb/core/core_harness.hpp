@@ -19,8 +19,9 @@
 #include "axil_master.hpp"
 #include "core_ports.hpp"
 // farnn_core builds its engine with XpWords 1 (the per-step reader's 32-bit
-// stream); engine_params.hpp takes it from here.
+// stream) and one result lane; engine_params.hpp takes them from here.
 #define FARNN_PARAM_XpWords 1
+#define FARNN_PARAM_ResLanes 1
 #include "engine_params.hpp"
 #include "farnn/core_regs.hpp"
 #include "farnn/engine_model.hpp"

@@ -51,8 +51,9 @@ int main(int argc, char** argv) {
       for (engine::Cell cell : {engine::Cell::kLstm, engine::Cell::kGru}) {
         const int h_max =
             engine::max_resident_hidden(cell, p.num_pe, p.weight_depth, std::min(p.max_hidden, 8 * p.num_pe));
-        // H = NumPe: G rows a PE (< 5), the forward's two sums a row; NumPe/G and
-        // 2*NumPe/G: one and two rows a PE, its most sums (8 or 4); B = 1 and B > 1.
+        // H = NumPe: G rows a PE (< 5: 2 sums a row where H >= 2); NumPe/G and
+        // 2*NumPe/G: one and two rows a PE, the most sums (up to 8 and 4, at most
+        // H); B = 1 and B > 1.
         const int g = engine::gates(cell);
         std::vector<int> hs = {1, std::clamp(p.num_pe / g, 1, h_max), std::clamp(2 * p.num_pe / g, 1, h_max),
                                std::min(p.num_pe, h_max), std::min(p.num_pe + 1, h_max),

@@ -139,6 +139,7 @@ json project_hybrid(const Options& o, const std::string& cell, int H, int B, dou
   engine::EngineTiming t;
   t.num_pe = pes;
   t.num_chains = chains;
+  t.xp_words = 4;  // the engine's Xp a unit a beat (farnn_core still reads a word a beat)
   t.fifo_depth = engine::stream_fifo_depth(H);
   const sim::DdrModel ddr;
   t.mem_latency = static_cast<int>(std::ceil(ddr.latency_max_ns * o.clock_mhz / 1e3));
