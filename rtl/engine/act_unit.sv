@@ -114,10 +114,10 @@ module act_unit #(
   logic [BWidth-1:0] cur_batch;
   logic              cur_flag;
 
-  // take: a unit's result (one lane, FW: a gate) enters this cycle.
-  logic              take, fw_unit_valid;
-  logic [127:0]      fw_unit;
-  assign take          = cfg_bw_i ? res_valid_i : (ResLanes == 1 ? res_valid_i : fw_unit_valid);
+  // take: a unit's result (one lane, FW: a gate) enters this cycle; FW with
+  // four lanes, a unit cut from the groups (fw_take, g_groups).
+  logic              take, fw_take;
+  assign take          = cfg_bw_i ? res_valid_i : fw_take;
   assign last_gate     = cfg_gru_i ? 2'd2 : 2'd3;
   assign first_of_step = take && !in_step_q;
   assign desc_ready_o  = first_of_step;
@@ -200,15 +200,12 @@ module act_unit #(
     // One result a cycle: collect the gates; launch on the last (the side
     // RAMs were read at the first).
     logic [95:0] gates_q, gates_d;
-    logic        unused_unit;
     always_comb begin
       gates_d = gates_q;
       if (res_valid_i && !cfg_bw_i && !last_of_unit) gates_d[gate_q*32 +: 32] = res_data_i;
     end
     always_ff @(posedge clk_i) gates_q <= gates_d;
-    assign fw_unit_valid = 1'b0;
-    assign fw_unit       = '0;
-    assign unused_unit   = ^{fw_unit_valid, fw_unit};
+    assign fw_take       = res_valid_i;
     assign fw_launch     = res_valid_i && !cfg_bw_i && last_of_unit;
     assign fw_acc        = cfg_gru_i ? {32'h0, res_data_i, gates_q[63:0]} : {res_data_i, gates_q};
     assign fw_meta       = {cur_flag, cur_batch, unit_q, 32'h0};
@@ -235,8 +232,11 @@ module act_unit #(
       .out_data_o (grp_data),
       .count_o    (unused_grp_count)
     );
-    logic [1:0]  held_q, held_d;    // GRU rows held over
-    logic [95:0] hold_q, hold_d;
+    logic [1:0]   held_q, held_d;    // GRU rows held over
+    logic [95:0]  hold_q, hold_d;
+    logic         fw_unit_valid;
+    logic [127:0] fw_unit;
+    assign fw_take = fw_unit_valid;
     always_comb begin
       held_d        = held_q;
       hold_d        = hold_q;

@@ -806,11 +806,6 @@ module engine #(
                            unused_desc_in_ready, unused_desc_count};
 
 `ifndef SYNTHESIS
-  initial begin
-    if (!(ResLanes == 1 || (ResLanes == 4 && NumPe % 4 == 0)))
-      $error("engine: ResLanes %0d must be 1, or 4 with NumPe %0d a multiple of 4", ResLanes, NumPe);
-    if (XpWords != 1 && XpWords != 4) $error("engine: XpWords %0d must be 1 or 4", XpWords);
-  end
   always_ff @(posedge clk_i) begin
     if (!rst_i) begin
       assert (!(hout_push && !hout_fifo_ready)) else $error("engine: h output FIFO overflow");
