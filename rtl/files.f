@@ -50,6 +50,7 @@ rtl/core/axi_rd_mux.sv
 rtl/core/axi_wr_mux.sv
 rtl/core/dma_reader.sv
 rtl/core/dma_writer.sv
+rtl/core/unit_gather.sv
 // --- core: shell ---
 rtl/core/store_axi.sv
 rtl/core/core_windows.sv

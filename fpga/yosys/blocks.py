@@ -546,7 +546,7 @@ DESC_DECLS = r"""
 # consumer is slow half the time (the beat FIFO fills and the credit rule
 # holds bursts back); rare aborts, a reset every 4000 cycles.
 def _reader_eq(p, max_items):
-    al = p["OutWords"] * 4
+    al = 4 if p.get("WordAligned") else p["OutWords"] * 4
     return {
         "cycles": 12000,
         "reset_expr": "cyc % 4000 == 3999",
@@ -696,6 +696,26 @@ AXI_RD_MUX_EQ = {
         "m_axi_rvalid": "rnd_pct(70)",
     },
     "activity": "(rtl_m_axi_arvalid && in_m_axi_arready) || (in_m_axi_rvalid && rtl_m_axi_rready)",
+}
+# The per-step repacker: sizes 1..4 held for 700 cycles at a time (the
+# stream between is flushed by an abort, as farnn_core changes size only on
+# an empty gather), items with random first and last words, fast then slow
+# on either side.
+UNIT_GATHER_EQ = {
+    "reset_expr": "cyc % 5000 == 4999",
+    "inputs": {
+        "abort_i": "(cyc % 700 == 699) || $urandom_range(1999) == 0",
+        "size_i": "3'(1 + (cyc / 700) % 4)",
+        "in_valid_i": "(cyc % 2000 < 1000) ? rnd_pct(90) : rnd_pct(30)",
+        "in_data_i": "{$urandom(), $urandom(), $urandom(), $urandom()}",
+        "in_last_i": "rnd_pct(20)",
+        "out_ready_i": "(cyc % 1500 < 700) ? rnd_pct(90) : rnd_pct(30)",
+    },
+    "drive": r"""
+      in_in_lo_i = 2'($urandom_range(3));
+      in_in_hi_i = 2'(rnd_range(32'(in_in_lo_i), 3));
+""",
+    "activity": "rtl_out_valid_o && in_out_ready_i",
 }
 AXI_WR_MUX_EQ = {
     "inputs": {
@@ -1197,8 +1217,8 @@ SHELL_READERS = {  # block -> (instance, parameters, items per command at most)
                                           "MaxOutstanding": 8}, 128),
     "dma_reader_si": ("u_rd_si", _RD | {"Id": 2, "OutWords": 1, "FifoBeats": 16, "MaxBurstBeats": 16,
                                         "MaxOutstanding": 2}, 300),
-    "dma_reader_in": ("u_rd_in", _RD | {"Id": 3, "OutWords": 1, "FifoBeats": 32, "MaxBurstBeats": 16,
-                                        "MaxOutstanding": 8}, 300),
+    "dma_reader_in": ("u_rd_in", _RD | {"Id": 3, "OutWords": 4, "FifoBeats": 32, "MaxBurstBeats": 16,
+                                        "MaxOutstanding": 8, "WordAligned": 1}, 300),
     "dma_reader_poll": ("u_rd_poll", _RD | {"Id": 4, "OutWords": 1, "FifoBeats": 2, "MaxBurstBeats": 1,
                                             "MaxOutstanding": 1}, 4),
 }
@@ -1214,11 +1234,13 @@ SHELL_WRITERS = {
 }
 # The shell's part blocks of the default run and how many instances of
 # farnn_core each stands for: the report's "shell parts" summary adds them
-# up (dma_reader_in for the four narrow readers, which cost 751..902 LUTs in
-# farnn_core against u_rd_in's 902; dma_writer for the four writers). The
-# other reader configurations are opt-in blocks (--large) for an exact look.
+# up (dma_reader_si for the three one-word readers: ctl, si, poll;
+# dma_reader_in, the per-step reader of 4-word items, and unit_gather behind
+# it; dma_writer for the four writers). The other reader configurations are
+# opt-in blocks (--large) for an exact look.
 SHELL_PARTS = {"core_regs": 1, "core_dispatch": 1, "core_run": 1, "store_axi": 1, "axi_rd_mux": 1,
-               "axi_wr_mux": 1, "dma_reader_wgt": 1, "dma_reader_in": 4, "dma_writer": 4}
+               "axi_wr_mux": 1, "dma_reader_wgt": 1, "dma_reader_si": 3, "dma_reader_in": 1,
+               "unit_gather": 1, "dma_writer": 4}
 
 BLOCKS.update({
     "core_regs": {"top": "core_regs", "params": {}, "quick": False, "mems": [], "dsp": 0,
@@ -1239,6 +1261,8 @@ BLOCKS.update({
     "axi_wr_mux": {"top": "axi_wr_mux", "params": {"NumPorts": 4, "IdWidth": 4, "GrantDepth": 8},
                    "quick": False, "mems": WR_MUX_MEMS, "dsp": 0, "eq": AXI_WR_MUX_EQ,
                    "doc": "host AXI4 write mux, 4 writers"},
+    "unit_gather": {"top": "unit_gather", "params": {}, "quick": False, "mems": [], "dsp": 0,
+                    "eq": UNIT_GATHER_EQ, "doc": "per-step item repacker: an Xp unit or a dh word a beat"},
 })
 for _b, (_inst, _p, _items) in SHELL_READERS.items():
     BLOCKS[_b] = {"top": "dma_reader", "params": _p, "quick": False, "optional": _b not in SHELL_PARTS,

@@ -2,11 +2,15 @@
 // (AR/R, 512-bit data) and delivers them in command order as a stream of
 // OutWords-word items.
 // A command (cmd_addr_i aligned to OutWords*4 bytes, cmd_bytes_i a non-zero
-// multiple of it) is split into INCR bursts of full beats, each at most
-// min(MaxBurstBeats, FifoBeats) beats long and never crossing a 4 KiB
-// boundary. The leading words of the command's first beat and the trailing
-// words of its last beat are skipped; with cmd_last_i the command's final item
-// carries out_last_o. The next command is accepted as soon as every burst of
+// multiple of it; with WordAligned, to 4 bytes and a multiple of 4) is split
+// into INCR bursts of full beats, each at most min(MaxBurstBeats, FifoBeats)
+// beats long and never crossing a 4 KiB boundary. The items of the command's
+// first beat before its first word and of its last beat after its last word
+// are skipped; with cmd_last_i the command's final item carries out_last_o.
+// Items sit on the beat's grid of OutWords words: out_lo_o and out_hi_o give
+// the first and last word of the item that belong to the command (0 and
+// OutWords - 1 but in the command's first and last item of a WordAligned
+// reader, whose other words are the memory's neighbours). The next command is accepted as soon as every burst of
 // the current one is issued, so commands stream back to back.
 // Credit rule: a burst is issued only when the beat FIFO has room for all its
 // beats, counting the beats of bursts still outstanding, so m_axi_rready is
@@ -34,7 +38,8 @@ module dma_reader #(
   parameter int unsigned OutWords       = 1,
   parameter int unsigned FifoBeats      = 32,
   parameter int unsigned MaxBurstBeats  = 64,
-  parameter int unsigned MaxOutstanding = 8
+  parameter int unsigned MaxOutstanding = 8,
+  parameter bit          WordAligned    = 1'b0
 ) (
   input  logic                   clk_i,
   input  logic                   rst_i,
@@ -49,6 +54,8 @@ module dma_reader #(
   input  logic                   out_ready_i,
   output logic [OutWords*32-1:0] out_data_o,
   output logic                   out_last_o,
+  output logic [3:0]             out_lo_o,
+  output logic [3:0]             out_hi_o,
   output logic                   err_o,
   output logic [63:0]            err_addr_o,
   output logic [1:0]             err_resp_o,
@@ -74,11 +81,11 @@ module dma_reader #(
   localparam int unsigned PtrWidth     = (MaxOutstanding > 1) ? $clog2(MaxOutstanding) : 1;
   localparam int unsigned CntWidth     = $clog2(MaxOutstanding + 1);
   localparam int unsigned BeatCntWidth = $clog2(FifoBeats + 2);  // as prim_fifo's count_o
-  // Burst descriptor: beat address, ARLEN, first and last item of its beats, stream last.
-  localparam int unsigned DescWidth    = 58 + 8 + 2 * ChunkWidth + 1;
-  // FIFO entry: stream last, last and first item of the beat, data.
-  localparam int unsigned FifoWidth    = 1 + 2 * ChunkWidth + 512;
-  localparam logic [ChunkWidth-1:0] LastChunk = ChunkWidth'(Chunks - 1);
+  // Burst descriptor: beat address, ARLEN, first and last word of its beats, stream last.
+  localparam int unsigned DescWidth    = 58 + 8 + 2 * 4 + 1;
+  // FIFO entry: stream last, last and first word of the beat, data.
+  localparam int unsigned FifoWidth    = 1 + 2 * 4 + 512;
+  localparam logic [3:0] ItemMask = 4'(OutWords - 1);  // a word's place in its item
 
   function automatic logic [PtrWidth-1:0] next_ptr(input logic [PtrWidth-1:0] p);
     next_ptr = (32'(p) == MaxOutstanding - 1) ? '0 : p + 1'b1;
@@ -90,7 +97,7 @@ module dma_reader #(
   logic [57:0]           baddr_q, baddr_d;            // beat address of the next burst
   logic [26:0]           beats_left_q, beats_left_d;  // beats still to issue
   logic                  first_q, first_d;            // the next burst is the command's first
-  logic [ChunkWidth-1:0] lo_q, lo_d, hi_q, hi_d;      // first item of the first beat, last of the last
+  logic [3:0]            lo_q, lo_d, hi_q, hi_d;      // first word of the first beat, last of the last
   logic                  last_q, last_d;              // cmd_last_i
   logic [26:0]           cmd_beats;                   // beats the command touches
   logic [3:0]            cmd_end_word;                // word of the last byte in its beat
@@ -109,7 +116,7 @@ module dma_reader #(
   logic [CntWidth-1:0]   desc_count_q, desc_count_d;
   logic [57:0]           h_addr;
   logic [7:0]            h_len;
-  logic [ChunkWidth-1:0] h_lo, h_hi;
+  logic [3:0]            h_lo, h_hi;
   logic                  h_last;
   logic [7:0]            rbeat_q, rbeat_d;           // beat index in the head burst
   logic                  r_end, discard, push, r_bad;
@@ -124,7 +131,8 @@ module dma_reader #(
   logic [FifoWidth-1:0]    fifo_in_data, fifo_out_data;
   logic [BeatCntWidth-1:0] fifo_count;
   logic                    f_last;
-  logic [ChunkWidth-1:0]   f_lo, f_hi, cur;
+  logic [3:0]              f_lo, f_hi;                    // first and last word of the head beat
+  logic [ChunkWidth-1:0]   f_lo_item, f_hi_item, cur;
   logic [511:0]            f_data;
   logic                    mid_q, mid_d;                  // the head beat is partly delivered
   logic [ChunkWidth-1:0]   chunk_q, chunk_d;
@@ -161,8 +169,8 @@ module dma_reader #(
       baddr_d = cmd_addr_i[63:6];
       beats_left_d = cmd_beats;
       first_d = 1'b1;
-      lo_d = ChunkWidth'(cmd_addr_i[5:2] >> ChunkShift);
-      hi_d = ChunkWidth'(cmd_end_word >> ChunkShift);
+      lo_d = cmd_addr_i[5:2];
+      hi_d = cmd_end_word;
       last_d = cmd_last_i;
     end
     if (issue) begin
@@ -181,8 +189,8 @@ module dma_reader #(
   // Descriptor ring (written at issue, read at the head as R beats arrive).
   always_ff @(posedge clk_i) begin
     if (issue) begin
-      desc_mem[desc_wptr_q] <= {baddr_q, 8'(blen - 7'd1), first_q ? lo_q : ChunkWidth'(0),
-                                final_burst ? hi_q : LastChunk, final_burst && last_q};
+      desc_mem[desc_wptr_q] <= {baddr_q, 8'(blen - 7'd1), first_q ? lo_q : 4'd0,
+                                final_burst ? hi_q : 4'd15, final_burst && last_q};
     end
   end
   assign {h_addr, h_len, h_lo, h_hi, h_last} = desc_mem[desc_rptr_q];
@@ -192,8 +200,8 @@ module dma_reader #(
   assign discard = (drop_q != '0) || err_q || abort_i;
   assign push = m_axi_rvalid && !discard && (m_axi_rresp == 2'b00);
   assign r_bad = m_axi_rvalid && !discard && (m_axi_rresp != 2'b00);
-  assign fifo_in_data = {r_end && h_last, (rbeat_q == h_len) ? h_hi : LastChunk,
-                         (rbeat_q == 8'd0) ? h_lo : ChunkWidth'(0), m_axi_rdata};
+  assign fifo_in_data = {r_end && h_last, (rbeat_q == h_len) ? h_hi : 4'd15,
+                         (rbeat_q == 8'd0) ? h_lo : 4'd0, m_axi_rdata};
 
   always_comb begin
     desc_wptr_d = issue ? next_ptr(desc_wptr_q) : desc_wptr_q;
@@ -229,16 +237,20 @@ module dma_reader #(
     .in_ready_o (fifo_in_ready),
     .in_data_i  (fifo_in_data),
     .out_valid_o(fifo_out_valid),
-    .out_ready_i(out_ready_i && cur == f_hi),
+    .out_ready_i(out_ready_i && cur == f_hi_item),
     .out_data_o (fifo_out_data),
     .count_o    (fifo_count)
   );
 
   assign {f_last, f_hi, f_lo, f_data} = fifo_out_data;
-  assign cur = mid_q ? chunk_q : f_lo;
+  assign f_lo_item = ChunkWidth'(f_lo >> ChunkShift);
+  assign f_hi_item = ChunkWidth'(f_hi >> ChunkShift);
+  assign cur = mid_q ? chunk_q : f_lo_item;
   assign out_valid_o = fifo_out_valid;
-  assign out_last_o = f_last && (cur == f_hi);
-  assign beat_done = out_valid_o && out_ready_i && (cur == f_hi);
+  assign out_last_o = f_last && (cur == f_hi_item);
+  assign out_lo_o = (cur == f_lo_item) ? (f_lo & ItemMask) : 4'd0;
+  assign out_hi_o = (cur == f_hi_item) ? (f_hi & ItemMask) : ItemMask;
+  assign beat_done = out_valid_o && out_ready_i && (cur == f_hi_item);
   if (Chunks == 1) begin : g_beat_out
     assign out_data_o = f_data;
   end else begin : g_item_out
@@ -320,18 +332,19 @@ module dma_reader #(
 
   logic        ar_stalled_q, out_stalled_q;
   logic [65:0] ar_held_q;
-  logic [OutWords*32:0] out_held_q;
+  localparam int unsigned AlignBytes = WordAligned ? 4 : OutWords * 4;
+  logic [OutWords*32+8:0] out_held_q;
   always_ff @(posedge clk_i) begin
     ar_stalled_q <= !rst_i && m_axi_arvalid && !m_axi_arready;
     ar_held_q <= {araddr_q, arlen_q};
     out_stalled_q <= !rst_i && !abort_i && out_valid_o && !out_ready_i;
-    out_held_q <= {out_last_o, out_data_o};
+    out_held_q <= {out_last_o, out_lo_o, out_hi_o, out_data_o};
     if (!rst_i) begin
       if (cmd_valid_i && cmd_ready_o) begin
-        assert (cmd_bytes_i != '0 && (cmd_bytes_i[5:0] & 6'(OutWords * 4 - 1)) == '0)
-        else $error("dma_reader: cmd_bytes_i must be a non-zero multiple of OutWords*4");
-        assert ((cmd_addr_i[5:0] & 6'(OutWords * 4 - 1)) == '0)
-        else $error("dma_reader: cmd_addr_i must be aligned to OutWords*4 bytes");
+        assert (cmd_bytes_i != '0 && (cmd_bytes_i[5:0] & 6'(AlignBytes - 1)) == '0)
+        else $error("dma_reader: cmd_bytes_i must be a non-zero multiple of %0d", AlignBytes);
+        assert ((cmd_addr_i[5:0] & 6'(AlignBytes - 1)) == '0)
+        else $error("dma_reader: cmd_addr_i must be aligned to %0d bytes", AlignBytes);
       end
       if (m_axi_rvalid) begin
         assert (desc_count_q != '0) else $error("dma_reader: R beat with no burst outstanding");
@@ -342,7 +355,7 @@ module dma_reader #(
       assert (32'(desc_count_q) <= MaxOutstanding) else $error("dma_reader: descriptor ring overflow");
       assert (!ar_stalled_q || (m_axi_arvalid && {araddr_q, arlen_q} == ar_held_q))
       else $error("dma_reader: AR dropped or changed while stalled");
-      assert (!out_stalled_q || (out_valid_o && {out_last_o, out_data_o} == out_held_q))
+      assert (!out_stalled_q || (out_valid_o && {out_last_o, out_lo_o, out_hi_o, out_data_o} == out_held_q))
       else $error("dma_reader: output dropped or changed while stalled");
     end
   end

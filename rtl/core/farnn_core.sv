@@ -21,6 +21,7 @@
 
 module farnn_core #(
   parameter int unsigned NumPe          = 4,
+  parameter int unsigned NumChains      = 1,    // chains of NumPe/NumChains PEs (engine, pe_chain)
   parameter int unsigned WeightDepth    = 1024,
   parameter int unsigned NumBanks       = 2,
   parameter int unsigned WeightLanes    = 16,
@@ -266,7 +267,7 @@ module farnn_core #(
   logic                      si_valid, si_ready, si_last;
   logic [31:0]               si_data;
   logic                      in_valid, in_ready, in_last, xp_ready, dh_ready;
-  logic [31:0]               in_data;
+  logic [127:0]              in_data;     // a unit a beat (Xp), or dh in bits 31:0
   logic                      h_valid, h_last, delta_valid, delta_last, out_ready;
   logic [31:0]               h_data;
   logic [127:0]              delta_data;  // one unit's 4 delta words a beat
@@ -281,6 +282,7 @@ module farnn_core #(
 
   engine #(
     .NumPe       (NumPe),
+    .NumChains   (NumChains),
     .WeightDepth (WeightDepth),
     .NumBanks    (NumBanks),
     .WeightLanes (WeightLanes),
@@ -288,8 +290,7 @@ module farnn_core #(
     .MaxBatch    (MaxBatch),
     .MulLatency  (MulLatency),
     .AddLatency  (AddLatency),
-    .ResLanes    (1),             // with Xp a word a beat four lanes would buy nothing
-    .XpWords     (1),             // the per-step reader's 32-bit stream
+    .XpWords     (4),             // Xp a unit a beat (u_in_gather)
     .MemAddrWidth(StoreAddrWidth)
   ) u_engine (
     .clk_i,
@@ -335,7 +336,7 @@ module farnn_core #(
     .xp_last_i          (in_last),
     .dh_valid_i         (in_valid && run_bw_q),
     .dh_ready_o         (dh_ready),
-    .dh_data_i          (in_data),
+    .dh_data_i          (in_data[31:0]),
     .dh_last_i          (in_last),
     .h_valid_o          (h_valid),
     .h_ready_i          (out_ready && !run_bw_q),
@@ -398,6 +399,12 @@ module farnn_core #(
   logic [NumWr*2-1:0]  wr_err_resp;
   logic                ctl_valid, ctl_ready, ctl_last, poll_valid, poll_ready, unused_poll_last;
   logic [31:0]         ctl_data, poll_data;
+  logic                rin_valid, rin_ready, rin_last;  // the per-step reader's items
+  logic [127:0]        rin_data;
+  logic [3:0]          rin_lo, rin_hi;
+  logic [3:0]          unused_rd_lo [4], unused_rd_hi [4];  // the item-aligned readers' (0 and OutWords - 1)
+  logic [3:0]          unused_rin_bits;                     // a 4-word item's word index has 2 bits
+  assign unused_rin_bits = {rin_lo[3:2], rin_hi[3:2]};
   logic [3:0]          ctl_stream;
 
   core_dispatch #(
@@ -632,6 +639,7 @@ module farnn_core #(
     .cmd_valid_i(rc_valid[RD_CTL]), .cmd_ready_o(rc_ready[RD_CTL]), .cmd_addr_i(rc_addr[RD_CTL*64 +: 64]),
     .cmd_bytes_i(rc_bytes[RD_CTL*32 +: 32]), .cmd_last_i(rc_last[RD_CTL]),
     .out_valid_o(ctl_valid), .out_ready_i(ctl_ready), .out_data_o(ctl_data), .out_last_o(ctl_last),
+    .out_lo_o(unused_rd_lo[0]), .out_hi_o(unused_rd_hi[0]),
     .err_o(rd_err[RD_CTL]), .err_addr_o(rd_err_addr[RD_CTL*64 +: 64]), .err_resp_o(rd_err_resp[RD_CTL*2 +: 2]),
     .m_axi_arid(s_arid[RD_CTL*4 +: 4]), .m_axi_araddr(s_araddr[RD_CTL*64 +: 64]),
     .m_axi_arlen(s_arlen[RD_CTL*8 +: 8]), .m_axi_arsize(s_arsize[RD_CTL*3 +: 3]),
@@ -646,6 +654,7 @@ module farnn_core #(
     .cmd_valid_i(rc_valid[RD_WGT]), .cmd_ready_o(rc_ready[RD_WGT]), .cmd_addr_i(rc_addr[RD_WGT*64 +: 64]),
     .cmd_bytes_i(rc_bytes[RD_WGT*32 +: 32]), .cmd_last_i(rc_last[RD_WGT]),
     .out_valid_o(w_valid), .out_ready_i(w_ready), .out_data_o(w_data), .out_last_o(w_last),
+    .out_lo_o(unused_rd_lo[1]), .out_hi_o(unused_rd_hi[1]),
     .err_o(rd_err[RD_WGT]), .err_addr_o(rd_err_addr[RD_WGT*64 +: 64]), .err_resp_o(rd_err_resp[RD_WGT*2 +: 2]),
     .m_axi_arid(s_arid[RD_WGT*4 +: 4]), .m_axi_araddr(s_araddr[RD_WGT*64 +: 64]),
     .m_axi_arlen(s_arlen[RD_WGT*8 +: 8]), .m_axi_arsize(s_arsize[RD_WGT*3 +: 3]),
@@ -660,6 +669,7 @@ module farnn_core #(
     .cmd_valid_i(rc_valid[RD_SI]), .cmd_ready_o(rc_ready[RD_SI]), .cmd_addr_i(rc_addr[RD_SI*64 +: 64]),
     .cmd_bytes_i(rc_bytes[RD_SI*32 +: 32]), .cmd_last_i(rc_last[RD_SI]),
     .out_valid_o(si_valid), .out_ready_i(si_ready), .out_data_o(si_data), .out_last_o(si_last),
+    .out_lo_o(unused_rd_lo[2]), .out_hi_o(unused_rd_hi[2]),
     .err_o(rd_err[RD_SI]), .err_addr_o(rd_err_addr[RD_SI*64 +: 64]), .err_resp_o(rd_err_resp[RD_SI*2 +: 2]),
     .m_axi_arid(s_arid[RD_SI*4 +: 4]), .m_axi_araddr(s_araddr[RD_SI*64 +: 64]),
     .m_axi_arlen(s_arlen[RD_SI*8 +: 8]), .m_axi_arsize(s_arsize[RD_SI*3 +: 3]),
@@ -668,12 +678,15 @@ module farnn_core #(
     .m_axi_rdata(s_rdata[RD_SI*512 +: 512]), .m_axi_rresp(s_rresp[RD_SI*2 +: 2]),
     .m_axi_rlast(s_rlast[RD_SI]), .m_axi_rvalid(s_rvalid[RD_SI]), .m_axi_rready(s_rready[RD_SI]));
 
-  dma_reader #(.IdWidth(4), .Id(RD_IN), .OutWords(1), .FifoBeats(32), .MaxBurstBeats(16),
-               .MaxOutstanding(MaxOutstanding)) u_rd_in (
+  // The per-step reader: 4-word items from chunks at any 4-byte address,
+  // repacked by u_in_gather into an Xp unit (G words) or a dh word a beat.
+  dma_reader #(.IdWidth(4), .Id(RD_IN), .OutWords(4), .FifoBeats(32), .MaxBurstBeats(16),
+               .MaxOutstanding(MaxOutstanding), .WordAligned(1'b1)) u_rd_in (
     .clk_i, .rst_i, .abort_i(abort), .idle_o(rd_idle[RD_IN]),
     .cmd_valid_i(rc_valid[RD_IN]), .cmd_ready_o(rc_ready[RD_IN]), .cmd_addr_i(rc_addr[RD_IN*64 +: 64]),
     .cmd_bytes_i(rc_bytes[RD_IN*32 +: 32]), .cmd_last_i(rc_last[RD_IN]),
-    .out_valid_o(in_valid), .out_ready_i(in_ready), .out_data_o(in_data), .out_last_o(in_last),
+    .out_valid_o(rin_valid), .out_ready_i(rin_ready), .out_data_o(rin_data), .out_last_o(rin_last),
+    .out_lo_o(rin_lo), .out_hi_o(rin_hi),
     .err_o(rd_err[RD_IN]), .err_addr_o(rd_err_addr[RD_IN*64 +: 64]), .err_resp_o(rd_err_resp[RD_IN*2 +: 2]),
     .m_axi_arid(s_arid[RD_IN*4 +: 4]), .m_axi_araddr(s_araddr[RD_IN*64 +: 64]),
     .m_axi_arlen(s_arlen[RD_IN*8 +: 8]), .m_axi_arsize(s_arsize[RD_IN*3 +: 3]),
@@ -682,12 +695,20 @@ module farnn_core #(
     .m_axi_rdata(s_rdata[RD_IN*512 +: 512]), .m_axi_rresp(s_rresp[RD_IN*2 +: 2]),
     .m_axi_rlast(s_rlast[RD_IN]), .m_axi_rvalid(s_rvalid[RD_IN]), .m_axi_rready(s_rready[RD_IN]));
 
+  unit_gather u_in_gather (
+    .clk_i, .rst_i, .abort_i(abort),
+    .size_i     (run_bw_q ? 3'd1 : ((run_cell == core_regs_pkg::CELL_GRU) ? 3'd3 : 3'd4)),
+    .in_valid_i (rin_valid), .in_ready_o(rin_ready), .in_data_i(rin_data),
+    .in_lo_i    (rin_lo[1:0]), .in_hi_i(rin_hi[1:0]), .in_last_i(rin_last),
+    .out_valid_o(in_valid), .out_ready_i(in_ready), .out_data_o(in_data), .out_last_o(in_last));
+
   dma_reader #(.IdWidth(4), .Id(RD_POLL), .OutWords(1), .FifoBeats(2), .MaxBurstBeats(1),
                .MaxOutstanding(1)) u_rd_poll (
     .clk_i, .rst_i, .abort_i(abort), .idle_o(rd_idle[RD_POLL]),
     .cmd_valid_i(rc_valid[RD_POLL]), .cmd_ready_o(rc_ready[RD_POLL]), .cmd_addr_i(rc_addr[RD_POLL*64 +: 64]),
     .cmd_bytes_i(rc_bytes[RD_POLL*32 +: 32]), .cmd_last_i(rc_last[RD_POLL]),
     .out_valid_o(poll_valid), .out_ready_i(poll_ready), .out_data_o(poll_data), .out_last_o(unused_poll_last),
+    .out_lo_o(unused_rd_lo[3]), .out_hi_o(unused_rd_hi[3]),
     .err_o(rd_err[RD_POLL]), .err_addr_o(rd_err_addr[RD_POLL*64 +: 64]),
     .err_resp_o(rd_err_resp[RD_POLL*2 +: 2]),
     .m_axi_arid(s_arid[RD_POLL*4 +: 4]), .m_axi_araddr(s_araddr[RD_POLL*64 +: 64]),

@@ -18,10 +18,6 @@
 #include "Vfarnn_core.h"
 #include "axil_master.hpp"
 #include "core_ports.hpp"
-// farnn_core builds its engine with XpWords 1 (the per-step reader's 32-bit
-// stream) and one result lane; engine_params.hpp takes them from here.
-#define FARNN_PARAM_XpWords 1
-#define FARNN_PARAM_ResLanes 1
 #include "engine_params.hpp"
 #include "farnn/core_regs.hpp"
 #include "farnn/engine_model.hpp"

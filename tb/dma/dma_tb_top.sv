@@ -1,4 +1,5 @@
-// Test top for the DMA movers: reader 0 (OutWords = 1, ID 0), reader 1
+// Test top for the DMA movers: reader 0 (OutWords = 4, WordAligned: commands
+// at any 4-byte address, as farnn_core's per-step reader; ID 0), reader 1
 // (OutWords = 16, ID 1), writer 0 (ID 0) and writer 1 (InWords = 4, ID 1), through
 // axi_rd_mux and axi_wr_mux onto one AXI4 master port (served by the C++
 // memory model). Each mover's command, data, abort, idle and error ports are
@@ -27,8 +28,10 @@ module dma_tb_top #(
   input  logic         r0_cmd_last_i,
   output logic         r0_out_valid_o,
   input  logic         r0_out_ready_i,
-  output logic [31:0]  r0_out_data_o,
+  output logic [127:0] r0_out_data_o,
   output logic         r0_out_last_o,
+  output logic [3:0]   r0_out_lo_o,
+  output logic [3:0]   r0_out_hi_o,
   output logic         r0_err_o,
   output logic [63:0]  r0_err_addr_o,
   output logic [1:0]   r0_err_resp_o,
@@ -44,6 +47,8 @@ module dma_tb_top #(
   input  logic         r1_out_ready_i,
   output logic [511:0] r1_out_data_o,
   output logic         r1_out_last_o,
+  output logic [3:0]   r1_out_lo_o,
+  output logic [3:0]   r1_out_hi_o,
   output logic         r1_err_o,
   output logic [63:0]  r1_err_addr_o,
   output logic [1:0]   r1_err_resp_o,
@@ -136,10 +141,11 @@ module dma_tb_top #(
   dma_reader #(
     .IdWidth       (IdWidth),
     .Id            (0),
-    .OutWords      (1),
+    .OutWords      (4),
     .FifoBeats     (RdFifoBeats),
     .MaxBurstBeats (MaxBurstBeats),
-    .MaxOutstanding(RdMaxOutstanding)
+    .MaxOutstanding(RdMaxOutstanding),
+    .WordAligned   (1'b1)
   ) u_r0 (
     .clk_i,
     .rst_i,
@@ -154,6 +160,8 @@ module dma_tb_top #(
     .out_ready_i    (r0_out_ready_i),
     .out_data_o     (r0_out_data_o),
     .out_last_o     (r0_out_last_o),
+    .out_lo_o       (r0_out_lo_o),
+    .out_hi_o       (r0_out_hi_o),
     .err_o          (r0_err_o),
     .err_addr_o     (r0_err_addr_o),
     .err_resp_o     (r0_err_resp_o),
@@ -193,6 +201,8 @@ module dma_tb_top #(
     .out_ready_i    (r1_out_ready_i),
     .out_data_o     (r1_out_data_o),
     .out_last_o     (r1_out_last_o),
+    .out_lo_o       (r1_out_lo_o),
+    .out_hi_o       (r1_out_hi_o),
     .err_o          (r1_err_o),
     .err_addr_o     (r1_err_addr_o),
     .err_resp_o     (r1_err_resp_o),

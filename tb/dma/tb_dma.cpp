@@ -1,5 +1,6 @@
-// tb_dma: the shell's DMA movers -- reader 0 (OutWords 1, ID 0), reader 1
-// (OutWords 16, ID 1), writer 0 (ID 0), writer 1 (InWords 4, ID 1; half its
+// tb_dma: the shell's DMA movers -- reader 0 (OutWords 4, word-aligned
+// commands: items on the beat's 4-word grid with the command's first and last
+// word marked, ID 0), reader 1 (OutWords 16, ID 1), writer 0 (ID 0), writer 1 (InWords 4, ID 1; half its
 // commands wide: 4-word items, 16-byte aligned) -- through axi_rd_mux
 // and axi_wr_mux onto one AXI4 port served by AxiMemory<16>
 // (tb/dma/dma_tb_top.sv). The read area is read-only and holds random words;
@@ -86,14 +87,10 @@ std::string hex(uint64_t v) {
   return os.str();
 }
 
-Beat beat_of(uint32_t w) {
+template <std::size_t N>
+Beat beat_of(const VlWide<N>& w) {
   Beat b{};
-  b[0] = w;
-  return b;
-}
-Beat beat_of(const VlWide<16>& w) {
-  Beat b{};
-  for (size_t i = 0; i < b.size(); ++i) b[i] = w[i];
+  for (size_t i = 0; i < N; ++i) b[i] = w[i];
   return b;
 }
 void set_wide(VlWide<16>& w, const Beat& b) {
@@ -118,10 +115,12 @@ template <std::size_t N>
 void set_item(VlWide<N>& port, const WriteItem& w) {
   for (std::size_t i = 0; i < N; ++i) port[i] = i < w.size() ? w[i] : 0;
 }
-// One output item of a reader (OutWords words; the rest zero).
+// One output item of a reader (OutWords words; the rest zero) and the first
+// and last of its words that belong to the command (out_lo_o, out_hi_o).
 struct Item {
   Beat words{};
   bool last = false;
+  int lo = 0, hi = 0;
   bool operator==(const Item&) const = default;
 };
 
@@ -131,8 +130,10 @@ struct ReaderPins {
   std::function<void(bool, const ReadCmd&)> set_cmd;
   std::function<void(bool)> set_out_ready;
   std::function<Beat()> out_data;
+  std::function<int()> out_lo, out_hi;
   std::function<uint64_t()> err_addr;
   std::function<int()> err_resp;
+  bool word_aligned = false;  // commands at any 4-byte address (WordAligned)
 };
 struct WriterPins {
   std::function<void(bool)> set_abort;
@@ -171,27 +172,34 @@ class ReaderPort : public Component {
   const std::string& name() const { return name_; }
   uint32_t id() const { return id_; }
   int out_words() const { return out_words_; }
+  // Bytes a command's address and length are a multiple of.
+  uint64_t cmd_unit() const { return pins_.word_aligned ? 4 : 4ull * static_cast<uint64_t>(out_words_); }
   const ReaderPins& pins() const { return pins_; }
   void set_stress(double cmd_idle, double out_stall) {
     cmd_.set_idle_prob(cmd_idle);
     out_.set_stall_prob(out_stall);
   }
 
+  // The command's items on the grid of OutWords words (the memory's words
+  // around a word-aligned command's ends included), its ends marked.
   void issue(const ReadCmd& c) {
-    const uint64_t step = 4ull * static_cast<uint64_t>(out_words_);
-    for (uint64_t a = c.addr; a < c.addr + c.bytes; a += step) {
+    const uint64_t step = 4ull * static_cast<uint64_t>(out_words_), end = c.addr + c.bytes;
+    uint64_t n = 0;
+    for (uint64_t a = c.addr / step * step; a < end; a += step, ++n) {
       Expected e;
       const auto w = mem_.read_words(a, static_cast<size_t>(out_words_));
       std::copy(w.begin(), w.end(), e.item.words.begin());
-      e.item.last = c.last && a + step == c.addr + c.bytes;
+      e.item.last = c.last && a + step >= end;
+      e.item.lo = a < c.addr ? static_cast<int>((c.addr - a) / 4) : 0;
+      e.item.hi = a + step > end ? static_cast<int>((end - a) / 4) - 1 : out_words_ - 1;
       e.addr = a;
       e.seq = next_seq_++;
       e.cmd = cmds_;
       expect_.push_back(e);
     }
     ++cmds_;
-    items_ += c.bytes / step;
-    cmd_items_.push_back(c.bytes / step);
+    items_ += n;
+    cmd_items_.push_back(n);
     cmd_.push(c);
   }
   bool finished() const { return expect_.empty() && cmd_.done(); }
@@ -239,13 +247,15 @@ class ReaderPort : public Component {
     Item it;
     it.words = pins_.out_data();
     it.last = pins_.out_last();
+    it.lo = pins_.out_lo();
+    it.hi = pins_.out_hi();
     return it;
   }
   std::string describe(const Item& it) const {
     std::ostringstream os;
     os << std::hex;
     for (int i = 0; i < out_words_; ++i) os << (i ? " " : "") << it.words[static_cast<size_t>(i)];
-    os << (it.last ? " last" : "");
+    os << " words " << std::dec << it.lo << ".." << it.hi << (it.last ? " last" : "");
     return os.str();
   }
   void on_item(const Item& it) {
@@ -467,7 +477,7 @@ class DmaBench {
         tb_(opt, name),
         max_bytes_(max_bytes),
         mem_(rng_, mem_ports(), fail_fn()),
-        r0_("reader 0", 0, 1, rng_, mem_, reader_pins<0>(), fail_fn()),
+        r0_("reader 0", 0, 4, rng_, mem_, reader_pins<0>(), fail_fn()),
         r1_("reader 1", 1, 16, rng_, mem_, reader_pins<1>(), fail_fn()),
         w0_("writer 0", 0, rng_, mem_, writer_pins<0>(), fail_fn()),
         w1_("writer 1", 1, rng_, mem_, writer_pins<1>(), fail_fn()),
@@ -504,7 +514,7 @@ class DmaBench {
     mem_.set_timing(s.mem);
   }
 
-  // Random lengths are log-uniform in [4 * OutWords, max_bytes_].
+  // Random lengths are log-uniform in [4 * words, max_bytes_], a multiple of 4 * words.
   uint32_t random_bytes(int out_words) {
     const double lo = std::log(4.0 * out_words), hi = std::log(static_cast<double>(max_bytes_));
     const auto b = static_cast<uint32_t>(std::exp(rng_.uniform(lo, hi)));
@@ -512,10 +522,11 @@ class DmaBench {
     return std::max(unit, b / unit * unit);
   }
   // A random read in the read area; one in four straddles a 4 KiB boundary.
+  // A word-aligned reader's commands start and end at any word.
   ReadCmd random_read(const ReaderPort& r) {
-    const uint64_t unit = 4ull * static_cast<uint64_t>(r.out_words());
+    const uint64_t unit = r.cmd_unit();
     ReadCmd c;
-    c.bytes = random_bytes(r.out_words());
+    c.bytes = random_bytes(static_cast<int>(unit / 4));
     c.last = rng_.chance(0.5);
     const uint64_t span = (kReadSize - c.bytes) / unit;
     c.addr = kReadBase + unit * static_cast<uint64_t>(rng_.range(0, static_cast<long long>(span)));
@@ -817,8 +828,11 @@ class DmaBench {
         },                                                                  \
     .set_out_ready = [this](bool r) { dut().P##_out_ready_i = r; },         \
     .out_data = [this] { return beat_of(dut().P##_out_data_o); },           \
+    .out_lo = [this] { return static_cast<int>(dut().P##_out_lo_o); },      \
+    .out_hi = [this] { return static_cast<int>(dut().P##_out_hi_o); },      \
     .err_addr = [this] { return static_cast<uint64_t>(dut().P##_err_addr_o); }, \
     .err_resp = [this] { return static_cast<int>(dut().P##_err_resp_o); },  \
+    .word_aligned = I == 0,                                                 \
   }
 #define FARNN_DMA_WRITER_PINS(P, W)                                         \
   WriterPins {                                                              \
@@ -923,14 +937,14 @@ void suite_errors(DmaBench& b, int rounds, int cmds) {
           ReaderPort& r = *b.readers()[m];
           ReadCmd c = b.random_read(r);
           if (victim && region) {  // runs off the end of the read area: DECERR
-            const uint64_t unit = 4ull * static_cast<uint64_t>(r.out_words());
+            const uint64_t unit = r.cmd_unit();
             const uint64_t inside = unit * static_cast<uint64_t>(b.rng().range(1, 64));
             c.addr = kReadEnd - inside;
             c.bytes = static_cast<uint32_t>(inside + unit * static_cast<uint64_t>(b.rng().range(1, 64)));
             e.lo = kReadEnd;
             e.hi = UINT64_MAX;
           } else if (victim) {
-            const uint64_t unit = 4ull * static_cast<uint64_t>(r.out_words());
+            const uint64_t unit = r.cmd_unit();
             const uint64_t at = c.addr + unit * static_cast<uint64_t>(b.rng().range(0, c.bytes / unit - 1));
             e.lo = at & ~uint64_t{63};
             e.hi = e.lo + 64;
@@ -1072,13 +1086,15 @@ void suite_efficiency(DmaBench& b) {
               100.0 * eff, 100.0 * double(st.read_beats) / double(window - kLatency), p.describe().c_str());
   if (eff < 0.90) b.fail("efficiency: R channel busy " + std::to_string(100.0 * eff) + " % < 90 %");
 
-  // Stream rates: reader 0 delivers, and writer 0 takes, one word per cycle.
+  // Stream rates: reader 0 delivers an item (4 words) a cycle, and writer 0
+  // takes a word a cycle.
   ReaderPort& r0 = *b.readers()[0];
   WriterPort& w0 = *b.writers()[0];
   constexpr uint32_t kBytes = 64 * 1024 - 8;
   r0.issue({kReadBase + 0x20004, kBytes, true});  // starts and ends mid-beat
   b.issue_write(w0, {kWriteBase + 0x10004, kBytes});
   uint64_t first[2] = {0, 0}, last[2] = {0, 0}, seen[2] = {r0.delivered(), w0.items_taken()};
+  const uint64_t start[2] = {seen[0], seen[1]};
   b.tb().run_until(
       [&] {
         const uint64_t now[2] = {r0.delivered(), w0.items_taken()};
@@ -1093,11 +1109,14 @@ void suite_efficiency(DmaBench& b) {
       200000, "efficiency: reader 0 and writer 0 streams");
   b.mark_work();
   for (int k = 0; k < 2; ++k) {
-    const double rate = double(kBytes / 4) / double(last[k] - first[k] + 1);
-    std::printf("efficiency: %s %u words in %llu cycles from the first to the last: %.2f words/cycle\n",
-                k ? "writer 0 took" : "reader 0 delivered", kBytes / 4,
-                static_cast<unsigned long long>(last[k] - first[k] + 1), rate);
-    if (rate < 0.99) b.fail("efficiency: a 32-bit stream ran below one word per cycle");
+    const uint64_t n = seen[k] - start[k];
+    const double rate = double(n) / double(last[k] - first[k] + 1);
+    std::printf("efficiency: %s %llu items (%s) in %llu cycles from the first to the last: %.2f items/cycle\n",
+                k ? "writer 0 took" : "reader 0 delivered", static_cast<unsigned long long>(n),
+                k ? "words" : "4-word items, ends partial", static_cast<unsigned long long>(last[k] - first[k] + 1),
+                rate);
+    if (n != (k ? kBytes / 4 : (kBytes + 8) / 16)) b.fail("efficiency: a stream moved the wrong number of items");
+    if (rate < 0.99) b.fail("efficiency: a stream ran below one item per cycle");
   }
 }
 

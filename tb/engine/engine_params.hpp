@@ -19,7 +19,7 @@
 
 // A build that does not name ResLanes takes the engine's default
 // (engine::res_lanes, 0 here); one that does not name XpWords has the
-// engine's 4 (farnn_core's harness sets its fixed 1 before including this).
+// engine's 4 (as farnn_core builds it: a unit a beat from its gather).
 #ifndef FARNN_PARAM_ResLanes
 #define FARNN_PARAM_ResLanes 0
 #endif
