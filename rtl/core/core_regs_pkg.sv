@@ -50,6 +50,9 @@ package core_regs_pkg;
   localparam logic [11:0] REG_CAPS4 = 12'h020;  // CAPS4 (ro)
   localparam int unsigned CAPS4_STORE_ADDR_WIDTH_LSB = 0;  // ro
   localparam int unsigned CAPS4_STORE_ADDR_WIDTH_WIDTH = 8;
+  localparam logic [11:0] REG_CAPS5 = 12'h024;  // CAPS5 (ro)
+  localparam int unsigned CAPS5_NUM_CHAINS_LSB = 0;  // ro
+  localparam int unsigned CAPS5_NUM_CHAINS_WIDTH = 16;
   localparam logic [11:0] REG_SCRATCH = 12'h040;  // SCRATCH (rw)
 
   // ---- Control and status

@@ -185,6 +185,7 @@ module farnn_core #(
     .caps3_num_windows_i     (8'(NumWindows)),
     .caps3_max_outstanding_i (8'(MaxOutstanding)),
     .caps4_store_addr_width_i(8'(StoreAddrWidth)),
+    .caps5_num_chains_i      (16'(NumChains)),
     .scratch_o               (unused_scratch),
     .scratch_we_o            (unused_scratch_we),
     .ctrl_soft_reset_o       (ctrl_soft_reset),

@@ -234,9 +234,10 @@ struct Core : std::enable_shared_from_this<Core> {
 
   void read_caps() {
     const uint32_t c0 = rd(cr::kRegCaps0), c1 = rd(cr::kRegCaps1), c2 = rd(cr::kRegCaps2), c3 = rd(cr::kRegCaps3);
-    const uint32_t c4 = rd(cr::kRegCaps4);
+    const uint32_t c4 = rd(cr::kRegCaps4), c5 = rd(cr::kRegCaps5);
     caps.kind = opt.kind;
     caps.num_pe = static_cast<int>(field(c0, cr::kCaps0NumPeMask, cr::kCaps0NumPeShift));
+    caps.num_chains = static_cast<int>(field(c5, cr::kCaps5NumChainsMask, cr::kCaps5NumChainsShift));
     caps.num_banks = static_cast<int>(field(c0, cr::kCaps0NumBanksMask, cr::kCaps0NumBanksShift));
     caps.weight_lanes = static_cast<int>(field(c0, cr::kCaps0WeightLanesMask, cr::kCaps0WeightLanesShift));
     caps.max_hidden = static_cast<int>(field(c1, cr::kCaps1MaxHiddenMask, cr::kCaps1MaxHiddenShift));
@@ -258,12 +259,14 @@ struct Core : std::enable_shared_from_this<Core> {
                              "in the device URI");
     }
     caps.clock_mhz = clock_hz / 1e6;
-    if (caps.num_pe < 1 || caps.num_banks < 1 || caps.max_hidden < 1 || caps.max_batch < 1 || num_windows < 1) {
+    if (caps.num_pe < 1 || caps.num_banks < 1 || caps.max_hidden < 1 || caps.max_batch < 1 || num_windows < 1 ||
+        caps.num_chains < 1 || caps.num_pe % caps.num_chains != 0) {
       throw UnavailableError(t->describe() + ": CAPS registers read " + hex(c0) + " " + hex(c1) + " " + hex(c2) + " " +
-                             hex(c3) + ", which describe no usable core");
+                             hex(c3) + " ... " + hex(c5) + ", which describe no usable core");
     }
     std::ostringstream os;
-    os << t->describe() << "; core: " << caps.num_pe << " PEs, " << caps.num_banks << " banks of "
+    os << t->describe() << "; core: " << caps.num_pe << " PEs in " << caps.num_chains
+       << (caps.num_chains == 1 ? " chain, " : " chains, ") << caps.num_banks << " banks of "
        << caps.weight_depth << " words per PE, hidden <= " << caps.max_hidden << ", batch <= " << caps.max_batch
        << ", " << num_windows << " windows, " << clock_hz / 1e6 << " MHz";
     caps.description = os.str();

@@ -78,7 +78,7 @@ Device::SelfCheck layer_check(Device& dev, CellKind cell) {
     };
     engine::Weights wt{fill(G * H * H, 0.35f), fill(G * H, 0.5f)};
     const auto xp = fill(S * H * G, 1.0f), si = fill(B * H * W, 0.5f), dh = fill(S * H, 1.0f), carry = fill(B * H, 0.5f);
-    const engine::Config cfg = driver::engine_config(s, c.num_pe);
+    const engine::Config cfg = driver::engine_config(s, c.num_pe, c.num_chains);
     const auto fw = engine::forward(cfg, wt, xp, si);
     const auto bw = engine::backward(cfg, wt, fw.records, dh, carry);
     const auto put = [&](const std::vector<uint32_t>& w, const char* name) {

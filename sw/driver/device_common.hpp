@@ -18,8 +18,10 @@ namespace farnn::driver {
 inline engine::Cell engine_cell(CellKind cell) {
   return cell == CellKind::kLstm ? engine::Cell::kLstm : engine::Cell::kGru;
 }
-inline engine::Config engine_config(const LayerShape& s, int num_pe) {
-  return {engine_cell(s.cell), s.hidden, s.batch, s.steps, num_pe, s.lengths};
+inline engine::Config engine_config(const LayerShape& s, int num_pe, int num_chains = 1) {
+  engine::Config cfg{engine_cell(s.cell), s.hidden, s.batch, s.steps, num_pe, s.lengths};
+  cfg.num_chains = num_chains;
+  return cfg;
 }
 
 // "model://?pes=4&hidden=32" -> scheme "model", options {pes: 4, hidden: 32}.

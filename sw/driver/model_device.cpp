@@ -242,7 +242,7 @@ class ModelDevice final : public Device {
       const Words xp = io.in(a.xp, S * H * G);
       const Words state_in = io.in(a.state_in, B * H * SW);
       const engine::Weights& w = bank(a.bank).w;
-      engine::ForwardResult r = engine::forward(driver::engine_config(s, caps_.num_pe), w, xp, state_in, threads_);
+      engine::ForwardResult r = engine::forward(driver::engine_config(s, caps_.num_pe, caps_.num_chains), w, xp, state_in, threads_);
       io.out(a.h, r.h);
       io.out(a.state_out, r.state_out);
       store->records = std::move(r.records);
@@ -271,7 +271,7 @@ class ModelDevice final : public Device {
       const Words carry = io.in(a.carry_in, B * H);
       const engine::Weights& w = bank(a.bank).w;
       const engine::BackwardResult r =
-          engine::backward(driver::engine_config(s, caps_.num_pe), w, store->records, dh, carry, threads_);
+          engine::backward(driver::engine_config(s, caps_.num_pe, caps_.num_chains), w, store->records, dh, carry, threads_);
       io.out(a.delta, r.delta);
       io.out(a.dstate, r.state_out);
       report_progress(a.sync, s.steps);
@@ -468,13 +468,18 @@ class ModelDevice final : public Device {
 }  // namespace
 
 std::unique_ptr<Device> open_model_device(const Uri& uri) {
-  uri.allow({"pes", "hidden", "batch", "banks", "depth", "threads", "card_mib"});
+  uri.allow({"pes", "chains", "hidden", "batch", "banks", "depth", "threads", "card_mib"});
   if (!uri.target.empty()) {
     throw UnavailableError("'" + uri.text + "': model:// takes no target, only options (model://?pes=4)");
   }
   Capabilities c;
   c.kind = "model";
   c.num_pe = static_cast<int>(uri.positive("pes", 4));
+  c.num_chains = static_cast<int>(uri.positive("chains", 1));
+  if (c.num_pe % c.num_chains != 0) {
+    throw InvalidArgumentError("'" + uri.text + "': chains=" + std::to_string(c.num_chains) + " does not divide pes=" +
+                               std::to_string(c.num_pe));
+  }
   c.num_banks = static_cast<int>(uri.positive("banks", 2));
   c.weight_lanes = 16;
   c.max_hidden = static_cast<int>(uri.positive("hidden", 1024));
@@ -485,7 +490,8 @@ std::unique_ptr<Device> open_model_device(const Uri& uri) {
   c.card_memory_bytes = static_cast<uint64_t>(uri.positive("card_mib", 16384)) << 20;
   const int threads = static_cast<int>(
       uri.positive("threads", std::max(1u, std::thread::hardware_concurrency())));
-  c.description = "bit-accurate engine model, " + std::to_string(c.num_pe) + " PEs, " +
+  c.description = "bit-accurate engine model, " + std::to_string(c.num_pe) + " PEs in " +
+                  std::to_string(c.num_chains) + (c.num_chains == 1 ? " chain, " : " chains, ") +
                   std::to_string(c.num_banks) + " banks of " + std::to_string(c.weight_depth) +
                   " words per PE, hidden <= " + std::to_string(c.max_hidden) + ", batch <= " +
                   std::to_string(c.max_batch) + ", " + std::to_string(threads) + " threads";

@@ -17,6 +17,11 @@
 #include "farnn/core_regs.hpp"
 #include "testbench.hpp"
 
+// A core built without naming NumChains has farnn_core's one chain.
+#ifndef FARNN_PARAM_NumChains
+#define FARNN_PARAM_NumChains 1
+#endif
+
 namespace farnn::sim {
 namespace {
 
@@ -160,14 +165,14 @@ class RootComplex final : public tb::BeatTarget {
 
 std::string BuiltCore::describe() const {
   std::ostringstream os;
-  os << num_pe << " PEs, " << num_banks << " banks of " << weight_depth << " words per PE, hidden <= " << max_hidden
+  os << num_pe << " PEs in " << num_chains << (num_chains == 1 ? " chain, " : " chains, ") << num_banks << " banks of " << weight_depth << " words per PE, hidden <= " << max_hidden
      << ", batch <= " << max_batch << ", " << weight_lanes << "-word weight beats";
   return os.str();
 }
 
 BuiltCore built_core() {
-  return {FARNN_PARAM_NumPe,       FARNN_PARAM_WeightDepth, FARNN_PARAM_NumBanks,
-          FARNN_PARAM_WeightLanes, FARNN_PARAM_MaxHidden,   FARNN_PARAM_MaxBatch};
+  return {FARNN_PARAM_NumPe,       FARNN_PARAM_WeightDepth, FARNN_PARAM_NumBanks, FARNN_PARAM_WeightLanes,
+          FARNN_PARAM_MaxHidden,   FARNN_PARAM_MaxBatch,    FARNN_PARAM_NumChains};
 }
 
 double synth_clock_mhz() { return FARNN_SYNTH_CLOCK_MHZ; }

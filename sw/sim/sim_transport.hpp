@@ -55,7 +55,7 @@ struct LinkStats {
 
 // The parameters of the farnn_core this library was built with.
 struct BuiltCore {
-  int num_pe, weight_depth, num_banks, weight_lanes, max_hidden, max_batch;
+  int num_pe, weight_depth, num_banks, weight_lanes, max_hidden, max_batch, num_chains;
   std::string describe() const;
 };
 BuiltCore built_core();

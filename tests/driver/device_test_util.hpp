@@ -44,9 +44,11 @@ inline Words words_of(const BufferPtr& b, size_t offset, size_t n) {
   return w;
 }
 
-inline engine::Config engine_config(const LayerShape& s, int num_pe) {
-  return {s.cell == CellKind::kLstm ? engine::Cell::kLstm : engine::Cell::kGru, s.hidden, s.batch, s.steps,
-          num_pe, s.lengths};
+inline engine::Config engine_config(const LayerShape& s, int num_pe, int num_chains = 1) {
+  engine::Config cfg{s.cell == CellKind::kLstm ? engine::Cell::kLstm : engine::Cell::kGru, s.hidden, s.batch,
+                     s.steps, num_pe, s.lengths};
+  cfg.num_chains = num_chains;
+  return cfg;
 }
 
 // One layer's data, the engine model's results, and the device's buffers.
@@ -58,7 +60,7 @@ struct LayerData {
   engine::BackwardResult bw;
 };
 
-inline LayerData make_layer(const LayerShape& s, int num_pe, std::mt19937_64& rng) {
+inline LayerData make_layer(const LayerShape& s, int num_pe, std::mt19937_64& rng, int num_chains = 1) {
   LayerData d;
   d.shape = s;
   const size_t G = s.gates(), H = s.hidden, S = s.packed_steps(), B = s.batch, SW = state_words(s.cell);
@@ -68,7 +70,7 @@ inline LayerData make_layer(const LayerShape& s, int num_pe, std::mt19937_64& rn
   d.state_in = random_words(B * H * SW, 0.5, rng);
   d.dh = random_words(S * H, 1.0, rng);
   d.carry = random_words(B * H, 0.5, rng);
-  const engine::Config cfg = engine_config(s, num_pe);
+  const engine::Config cfg = engine_config(s, num_pe, num_chains);
   d.fw = engine::forward(cfg, d.w, d.xp, d.state_in);
   d.bw = engine::backward(cfg, d.w, d.fw.records, d.dh, d.carry);
   return d;

@@ -44,18 +44,22 @@ TEST(ModelDevice, RefusesBadUris) {
   expect_error<InvalidArgumentError>([] { Device::open("model://?pes=0"); }, "pes=0 must be a positive integer");
   expect_error<InvalidArgumentError>([] { Device::open("model://?pes=4x"); }, "pes=4x must be a positive");
   expect_error<InvalidArgumentError>([] { Device::open("model://?speed=9"); }, "unknown option 'speed'");
+  expect_error<InvalidArgumentError>([] { Device::open("model://?pes=4&chains=3"); }, "chains=3 does not divide pes=4");
 }
 
-// Random layers, bit for bit against the engine model on the whole batch.
+// Random layers, bit for bit against the engine model on the whole batch, in
+// one chain or (even PE counts) two: the chains set the backward's order.
 TEST(ModelDevice, MatchesEngineModelOnRandomLayers) {
   for (uint64_t seed = 1; seed <= 24; ++seed) {
     std::mt19937_64 rng(seed);
     const int pes = 1 + static_cast<int>(rng() % 7);
+    const int chains = pes % 2 == 0 && rng() % 2 ? 2 : 1;
     const int threads = 1 + static_cast<int>(rng() % 3);
-    auto dev = Device::open("model://?pes=" + std::to_string(pes) + "&hidden=24&batch=5&threads=" +
-                            std::to_string(threads));
+    auto dev = Device::open("model://?pes=" + std::to_string(pes) + "&chains=" + std::to_string(chains) +
+                            "&hidden=24&batch=5&threads=" + std::to_string(threads));
+    EXPECT_EQ(dev->caps().num_chains, chains);
     const LayerShape s = random_shape(rng, 24, 5);
-    const LayerData d = make_layer(s, pes, rng);
+    const LayerData d = make_layer(s, pes, rng, chains);
     const int bank = static_cast<int>(rng() % 2);
     const DeviceRun r = run_layer(*dev, d, bank);
     expect_same(d, r, "seed " + std::to_string(seed) + " " + s.describe() + " pes " + std::to_string(pes));

@@ -33,6 +33,7 @@ TEST(SimDevice, OpensAndReportsTheBuiltCore) {
   const sim::BuiltCore b = sim::built_core();
   EXPECT_EQ(c.kind, "sim");
   EXPECT_EQ(c.num_pe, b.num_pe);
+  EXPECT_EQ(c.num_chains, b.num_chains);  // CAPS5
   EXPECT_EQ(c.num_banks, b.num_banks);
   EXPECT_EQ(c.max_hidden, b.max_hidden);
   EXPECT_EQ(c.max_batch, b.max_batch);

@@ -131,7 +131,7 @@ struct Layer {
   engine::BackwardResult bw;
 };
 
-Layer make_layer(const LayerShape& s, int num_pe, std::mt19937_64& rng) {
+Layer make_layer(const LayerShape& s, int num_pe, int num_chains, std::mt19937_64& rng) {
   Layer l;
   l.shape = s;
   const size_t G = s.gates(), H = s.hidden, S = s.packed_steps(), B = s.batch,
@@ -142,7 +142,7 @@ Layer make_layer(const LayerShape& s, int num_pe, std::mt19937_64& rng) {
   l.state_in = random_words(B * H * SW, 0.5, rng);
   l.dh = random_words(S * H, 1.0, rng);
   l.carry = random_words(B * H, 0.5, rng);
-  const engine::Config cfg = driver::engine_config(s, num_pe);
+  const engine::Config cfg = driver::engine_config(s, num_pe, num_chains);
   l.fw = engine::forward(cfg, l.w, l.xp, l.state_in);
   l.bw = engine::backward(cfg, l.w, l.fw.records, l.dh, l.carry);
   return l;
@@ -272,7 +272,7 @@ void run_layer(CellKind cell, const std::string& preset, const Options& opt, jso
   s.steps = opt.steps;
   // The same data at both presets: the generator depends on the seed and the cell only.
   std::mt19937_64 rng(opt.seed * 2 + (cell == CellKind::kGru ? 1 : 0));
-  const Layer l = make_layer(s, caps.num_pe, rng);
+  const Layer l = make_layer(s, caps.num_pe, caps.num_chains, rng);
   const size_t G = s.gates(), H = s.hidden, S = s.packed_steps(), B = s.batch,
                SW = state_words(s.cell);
 

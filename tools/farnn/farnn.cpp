@@ -102,7 +102,8 @@ int cmd_info(const std::string& uri) {
   const Capabilities& c = dev->caps();
   std::printf("device:        %s (%s)\n", uri.c_str(), c.kind.c_str());
   std::printf("description:   %s\n", c.description.c_str());
-  std::printf("PEs:           %d\nbanks:         %d (%d words per PE each)\n", c.num_pe, c.num_banks, c.weight_depth);
+  std::printf("PEs:           %d in %d chain%s\nbanks:         %d (%d words per PE each)\n", c.num_pe, c.num_chains,
+              c.num_chains == 1 ? "" : "s", c.num_banks, c.weight_depth);
   std::printf("max hidden:    %d (resident: LSTM %d, GRU %d)\n", c.max_hidden,
               c.max_resident_hidden(CellKind::kLstm), c.max_resident_hidden(CellKind::kGru));
   std::printf("max batch:     %d\nmax steps:     %d\ncard memory:   %llu MiB\n", c.max_batch, c.max_steps,

@@ -33,6 +33,7 @@ inline constexpr uint32_t kRegCaps1 = 0x014;
 inline constexpr uint32_t kRegCaps2 = 0x018;
 inline constexpr uint32_t kRegCaps3 = 0x01c;
 inline constexpr uint32_t kRegCaps4 = 0x020;
+inline constexpr uint32_t kRegCaps5 = 0x024;
 inline constexpr uint32_t kRegScratch = 0x040;
 // Control and status
 inline constexpr uint32_t kRegCtrl = 0x080;
@@ -139,6 +140,9 @@ inline constexpr uint32_t kCaps3MaxOutstandingMask = 0xFF000000u;
 inline constexpr unsigned kCaps4StoreAddrWidthShift = 0;
 inline constexpr unsigned kCaps4StoreAddrWidthWidth = 8;
 inline constexpr uint32_t kCaps4StoreAddrWidthMask = 0x000000FFu;
+inline constexpr unsigned kCaps5NumChainsShift = 0;
+inline constexpr unsigned kCaps5NumChainsWidth = 16;
+inline constexpr uint32_t kCaps5NumChainsMask = 0x0000FFFFu;
 inline constexpr unsigned kCtrlSoftResetShift = 0;
 inline constexpr unsigned kCtrlSoftResetWidth = 1;
 inline constexpr uint32_t kCtrlSoftResetMask = 0x00000001u;
@@ -535,6 +539,9 @@ inline constexpr FieldInfo kCaps3Fields[] = {
 inline constexpr FieldInfo kCaps4Fields[] = {
     {"store_addr_width", 0, 8, Access::kRo, 0},
 };
+inline constexpr FieldInfo kCaps5Fields[] = {
+    {"num_chains", 0, 16, Access::kRo, 0},
+};
 inline constexpr FieldInfo kScratchFields[] = {
     {"value", 0, 32, Access::kRw, 0},
 };
@@ -655,6 +662,7 @@ inline constexpr RegisterInfo kRegisters[] = {
     {"CAPS2", 0x018, 32, 1, 0x0, detail::kCaps2Fields},
     {"CAPS3", 0x01c, 32, 1, 0x0, detail::kCaps3Fields},
     {"CAPS4", 0x020, 32, 1, 0x0, detail::kCaps4Fields},
+    {"CAPS5", 0x024, 32, 1, 0x0, detail::kCaps5Fields},
     {"SCRATCH", 0x040, 32, 1, 0x0, detail::kScratchFields},
     {"CTRL", 0x080, 32, 1, 0x0, detail::kCtrlFields},
     {"STATUS", 0x084, 32, 1, 0x0, detail::kStatusFields},
