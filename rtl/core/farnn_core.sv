@@ -15,7 +15,8 @@
 // retirement, fault log, soft reset), the run unit (core_run: one
 // FORWARD/BACKWARD with per-step DMA, step gating and progress words), the
 // engine, five DMA readers and four writers on the host master (axi_rd_mux /
-// axi_wr_mux; reader and writer i use AXI ID i), and the gate-store adapter
+// axi_wr_mux; reader and writer i use AXI ID i; the per-step reader's items
+// repacked into engine units by unit_gather), and the gate-store adapter
 // (store_axi) on the card master. Counters are 64-bit totals since reset.
 `default_nettype none
 
@@ -403,7 +404,8 @@ module farnn_core #(
   logic                rin_valid, rin_ready, rin_last;  // the per-step reader's items
   logic [127:0]        rin_data;
   logic [3:0]          rin_lo, rin_hi;
-  logic [3:0]          unused_rd_lo [4], unused_rd_hi [4];  // the item-aligned readers' (0 and OutWords - 1)
+  logic [15:0]         unused_rd_lo, unused_rd_hi;          // the item-aligned readers' (0 and OutWords - 1)
+  logic                gather_idle;
   logic [3:0]          unused_rin_bits;                     // a 4-word item's word index has 2 bits
   assign unused_rin_bits = {rin_lo[3:2], rin_hi[3:2]};
   logic [3:0]          ctl_stream;
@@ -640,7 +642,7 @@ module farnn_core #(
     .cmd_valid_i(rc_valid[RD_CTL]), .cmd_ready_o(rc_ready[RD_CTL]), .cmd_addr_i(rc_addr[RD_CTL*64 +: 64]),
     .cmd_bytes_i(rc_bytes[RD_CTL*32 +: 32]), .cmd_last_i(rc_last[RD_CTL]),
     .out_valid_o(ctl_valid), .out_ready_i(ctl_ready), .out_data_o(ctl_data), .out_last_o(ctl_last),
-    .out_lo_o(unused_rd_lo[0]), .out_hi_o(unused_rd_hi[0]),
+    .out_lo_o(unused_rd_lo[0*4 +: 4]), .out_hi_o(unused_rd_hi[0*4 +: 4]),
     .err_o(rd_err[RD_CTL]), .err_addr_o(rd_err_addr[RD_CTL*64 +: 64]), .err_resp_o(rd_err_resp[RD_CTL*2 +: 2]),
     .m_axi_arid(s_arid[RD_CTL*4 +: 4]), .m_axi_araddr(s_araddr[RD_CTL*64 +: 64]),
     .m_axi_arlen(s_arlen[RD_CTL*8 +: 8]), .m_axi_arsize(s_arsize[RD_CTL*3 +: 3]),
@@ -655,7 +657,7 @@ module farnn_core #(
     .cmd_valid_i(rc_valid[RD_WGT]), .cmd_ready_o(rc_ready[RD_WGT]), .cmd_addr_i(rc_addr[RD_WGT*64 +: 64]),
     .cmd_bytes_i(rc_bytes[RD_WGT*32 +: 32]), .cmd_last_i(rc_last[RD_WGT]),
     .out_valid_o(w_valid), .out_ready_i(w_ready), .out_data_o(w_data), .out_last_o(w_last),
-    .out_lo_o(unused_rd_lo[1]), .out_hi_o(unused_rd_hi[1]),
+    .out_lo_o(unused_rd_lo[1*4 +: 4]), .out_hi_o(unused_rd_hi[1*4 +: 4]),
     .err_o(rd_err[RD_WGT]), .err_addr_o(rd_err_addr[RD_WGT*64 +: 64]), .err_resp_o(rd_err_resp[RD_WGT*2 +: 2]),
     .m_axi_arid(s_arid[RD_WGT*4 +: 4]), .m_axi_araddr(s_araddr[RD_WGT*64 +: 64]),
     .m_axi_arlen(s_arlen[RD_WGT*8 +: 8]), .m_axi_arsize(s_arsize[RD_WGT*3 +: 3]),
@@ -670,7 +672,7 @@ module farnn_core #(
     .cmd_valid_i(rc_valid[RD_SI]), .cmd_ready_o(rc_ready[RD_SI]), .cmd_addr_i(rc_addr[RD_SI*64 +: 64]),
     .cmd_bytes_i(rc_bytes[RD_SI*32 +: 32]), .cmd_last_i(rc_last[RD_SI]),
     .out_valid_o(si_valid), .out_ready_i(si_ready), .out_data_o(si_data), .out_last_o(si_last),
-    .out_lo_o(unused_rd_lo[2]), .out_hi_o(unused_rd_hi[2]),
+    .out_lo_o(unused_rd_lo[2*4 +: 4]), .out_hi_o(unused_rd_hi[2*4 +: 4]),
     .err_o(rd_err[RD_SI]), .err_addr_o(rd_err_addr[RD_SI*64 +: 64]), .err_resp_o(rd_err_resp[RD_SI*2 +: 2]),
     .m_axi_arid(s_arid[RD_SI*4 +: 4]), .m_axi_araddr(s_araddr[RD_SI*64 +: 64]),
     .m_axi_arlen(s_arlen[RD_SI*8 +: 8]), .m_axi_arsize(s_arsize[RD_SI*3 +: 3]),
@@ -698,10 +700,11 @@ module farnn_core #(
 
   unit_gather u_in_gather (
     .clk_i, .rst_i, .abort_i(abort),
-    .size_i     (run_bw_q ? 3'd1 : ((run_cell == core_regs_pkg::CELL_GRU) ? 3'd3 : 3'd4)),
+    .size_i     (run_bw_q ? 3'd1 : ((eng_cell == core_regs_pkg::CELL_GRU) ? 3'd3 : 3'd4)),  // the run's, latched
     .in_valid_i (rin_valid), .in_ready_o(rin_ready), .in_data_i(rin_data),
     .in_lo_i    (rin_lo[1:0]), .in_hi_i(rin_hi[1:0]), .in_last_i(rin_last),
-    .out_valid_o(in_valid), .out_ready_i(in_ready), .out_data_o(in_data), .out_last_o(in_last));
+    .out_valid_o(in_valid), .out_ready_i(in_ready), .out_data_o(in_data), .out_last_o(in_last),
+    .idle_o     (gather_idle));
 
   dma_reader #(.IdWidth(4), .Id(RD_POLL), .OutWords(1), .FifoBeats(2), .MaxBurstBeats(1),
                .MaxOutstanding(1)) u_rd_poll (
@@ -709,7 +712,7 @@ module farnn_core #(
     .cmd_valid_i(rc_valid[RD_POLL]), .cmd_ready_o(rc_ready[RD_POLL]), .cmd_addr_i(rc_addr[RD_POLL*64 +: 64]),
     .cmd_bytes_i(rc_bytes[RD_POLL*32 +: 32]), .cmd_last_i(rc_last[RD_POLL]),
     .out_valid_o(poll_valid), .out_ready_i(poll_ready), .out_data_o(poll_data), .out_last_o(unused_poll_last),
-    .out_lo_o(unused_rd_lo[3]), .out_hi_o(unused_rd_hi[3]),
+    .out_lo_o(unused_rd_lo[3*4 +: 4]), .out_hi_o(unused_rd_hi[3*4 +: 4]),
     .err_o(rd_err[RD_POLL]), .err_addr_o(rd_err_addr[RD_POLL*64 +: 64]),
     .err_resp_o(rd_err_resp[RD_POLL*2 +: 2]),
     .m_axi_arid(s_arid[RD_POLL*4 +: 4]), .m_axi_araddr(s_araddr[RD_POLL*64 +: 64]),
@@ -896,7 +899,7 @@ module farnn_core #(
     end
   end
 
-  assign all_idle = !eng_busy && !ld_busy && !run_busy && (&rd_idle) && (&wr_idle);
+  assign all_idle = !eng_busy && !ld_busy && !run_busy && (&rd_idle) && (&wr_idle) && gather_idle;
   assign st_busy  = disp_busy;
 
   // ============================================================ counters

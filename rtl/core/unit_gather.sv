@@ -13,6 +13,7 @@
 // cycle keeps flowing at every size as long as items come one a cycle.
 // Latency: an item's words are in a unit the cycle after it is taken.
 // abort_i drops what is held (an item handed over in its cycle included).
+// idle_o: no word is held.
 `default_nettype none
 
 module unit_gather (
@@ -29,7 +30,8 @@ module unit_gather (
   output logic         out_valid_o,
   input  logic         out_ready_i,
   output logic [127:0] out_data_o,
-  output logic         out_last_o
+  output logic         out_last_o,
+  output logic         idle_o
 );
 
   localparam int unsigned Depth = 12;
@@ -45,6 +47,7 @@ module unit_gather (
   logic [3:0]  item_word [Depth];  // the item word buffer word i would take
 
   assign in_ready_o = (count_q <= 4'd8);
+  assign idle_o = (count_q == 4'd0);
   assign in_take = in_valid_i && in_ready_o;
   assign out_valid_o = ({1'b0, size_i} <= count_q);
   assign out_take = out_valid_o && out_ready_i;
@@ -103,6 +106,8 @@ module unit_gather (
   end
 
 `ifndef SYNTHESIS
+  logic [2:0] size_q;
+  always_ff @(posedge clk_i) size_q <= size_i;
   always_ff @(posedge clk_i) begin
     if (!rst_i && !abort_i) begin
       if (in_take || out_valid_o) begin
@@ -111,6 +116,8 @@ module unit_gather (
       if (in_take) begin
         assert (in_lo_i <= in_hi_i) else $error("unit_gather: item with in_lo_i above in_hi_i");
       end
+      assert (count_d <= 4'(Depth)) else $error("unit_gather: buffer overflow");
+      assert (count_q == '0 || size_i == size_q) else $error("unit_gather: size_i changed with words held");
       if (out_take) begin
         for (int j = 0; j < 3; j++) begin
           if (3'(j) + 3'd1 < size_i) begin
