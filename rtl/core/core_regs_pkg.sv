@@ -17,7 +17,7 @@ package core_regs_pkg;
   localparam logic [11:0] REG_VERSION = 12'h004;  // VERSION (const)
   localparam int unsigned VERSION_MINOR_LSB = 0;  // const
   localparam int unsigned VERSION_MINOR_WIDTH = 16;
-  localparam logic [15:0] VERSION_MINOR_VALUE = 16'h0000;  // constant value
+  localparam logic [15:0] VERSION_MINOR_VALUE = 16'h0001;  // constant value
   localparam int unsigned VERSION_MAJOR_LSB = 16;  // const
   localparam int unsigned VERSION_MAJOR_WIDTH = 16;
   localparam logic [15:0] VERSION_MAJOR_VALUE = 16'h0001;  // constant value

@@ -234,7 +234,10 @@ struct Core : std::enable_shared_from_this<Core> {
 
   void read_caps() {
     const uint32_t c0 = rd(cr::kRegCaps0), c1 = rd(cr::kRegCaps1), c2 = rd(cr::kRegCaps2), c3 = rd(cr::kRegCaps3);
-    const uint32_t c4 = rd(cr::kRegCaps4), c5 = rd(cr::kRegCaps5);
+    const uint32_t c4 = rd(cr::kRegCaps4);
+    // CAPS5 came with VERSION 1.1; a 1.0 core is one chain.
+    const uint32_t minor = field(rd(cr::kRegVersion), cr::kVersionMinorMask, cr::kVersionMinorShift);
+    const uint32_t c5 = minor >= 1 ? rd(cr::kRegCaps5) : 1u;
     caps.kind = opt.kind;
     caps.num_pe = static_cast<int>(field(c0, cr::kCaps0NumPeMask, cr::kCaps0NumPeShift));
     caps.num_chains = static_cast<int>(field(c5, cr::kCaps5NumChainsMask, cr::kCaps5NumChainsShift));

@@ -8,7 +8,9 @@
 
 #include <atomic>
 #include <cstring>
+#include <map>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "core_device.hpp"
@@ -21,7 +23,10 @@ namespace {
 using namespace farnn;
 using namespace farnn::devtest;
 
+namespace cr = core_regs;
+
 constexpr int kPes = 4;
+const int kChains = sim::built_core().num_chains;  // the backward's order
 
 std::unique_ptr<Device> open_sim(const std::string& options = "") {
   return Device::open("sim://?" + (options.empty() ? std::string("seed=7") : options.substr(1)));
@@ -61,10 +66,10 @@ TEST(SimDevice, UriOptionsAreChecked) {
 void random_layers(uint64_t seed, int count) {
   std::mt19937_64 rng(seed);
   auto dev = open_sim("&seed=" + std::to_string(seed + 100));
-  auto model = Device::open("model://?pes=4&hidden=32&batch=4&banks=2&depth=1024");
+  auto model = Device::open(dev->caps().model_uri());
   for (int i = 0; i < count; ++i) {
     const LayerShape s = random_shape(rng, dev->caps().max_hidden, dev->caps().max_batch);
-    const LayerData d = make_layer(s, kPes, rng);
+    const LayerData d = make_layer(s, kPes, rng, kChains);
     const int bank = i % 2;
     const DeviceRun r = run_layer(*dev, d, bank);
     expect_same(d, r, "sim " + s.describe());
@@ -95,7 +100,7 @@ TEST(SimDevice, BadArgumentsAreRefusedClearly) {
   LayerShape wide = s;
   wide.batch = dev->caps().max_batch + 1;
   expect_error<CapacityError>([&] { dev->alloc_gate_store(wide); }, "split the batch");
-  const LayerData d = make_layer(s, kPes, rng);
+  const LayerData d = make_layer(s, kPes, rng, kChains);
   const size_t G = s.gates(), H = s.hidden, S = s.packed_steps();
   BufferPtr w = buffer_of(*dev, d.w.w_hh, Access::kRead, "w_hh");
   BufferPtr b = buffer_of(*dev, d.w.b_hh, Access::kRead, "b_hh");
@@ -131,7 +136,7 @@ TEST(SimDevice, RegisteredMemoryDrainAndUnregister) {
   s.hidden = 12;
   s.batch = 3;
   s.steps = 5;
-  const LayerData d = make_layer(s, kPes, rng);
+  const LayerData d = make_layer(s, kPes, rng, kChains);
   const size_t H = s.hidden, S = s.packed_steps();
   std::vector<float> xp_mem(d.xp.size() + 1), h_mem(S * H + 3, -1.0f);
   std::memcpy(xp_mem.data() + 1, d.xp.data(), 4 * d.xp.size());  // not page aligned, at a word offset
@@ -169,7 +174,7 @@ TEST(SimDevice, ReportsPlaceEachCommandsLinkDmaInsideItsSpan) {
   sim::SimTransport* link = nullptr;
   auto dev = sim::open_sim_device(driver::Uri::parse("sim://?seed=3"), &link);
   std::mt19937_64 rng(12);
-  const LayerData d = make_layer({CellKind::kLstm, 12, 2, 4, {4, 3}}, kPes, rng);
+  const LayerData d = make_layer({CellKind::kLstm, 12, 2, 4, {4, 3}}, kPes, rng, kChains);
   const LayerShape& s = d.shape;
   const size_t H = s.hidden, S = s.packed_steps();
   BufferPtr w = buffer_of(*dev, d.w.w_hh, Access::kRead, "w_hh"), b = buffer_of(*dev, d.w.b_hh, Access::kRead, "b");
@@ -210,9 +215,9 @@ TEST(SimDevice, NonFiniteDataPropagatesAndIsCounted) {
   LayerShape s;
   s.hidden = 4;
   s.steps = 2;
-  LayerData d = make_layer(s, kPes, rng);
+  LayerData d = make_layer(s, kPes, rng, kChains);
   d.xp[0] = 0x7fc00000u;  // NaN
-  const engine::Config cfg = engine_config(s, kPes);
+  const engine::Config cfg = engine_config(s, kPes, kChains);
   d.fw = engine::forward(cfg, d.w, d.xp, d.state_in);
   d.bw = engine::backward(cfg, d.w, d.fw.records, d.dh, d.carry);
   const Counters before = dev->counters();
@@ -231,7 +236,7 @@ TEST(SimDevice, TwoThreadsShareOneDevice) {
       std::mt19937_64 rng(40 + t);
       for (int i = 0; i < 3; ++i) {
         LayerShape s = random_shape(rng, 16, 4);
-        const LayerData d = make_layer(s, kPes, rng);
+        const LayerData d = make_layer(s, kPes, rng, kChains);
         try {
           const DeviceRun r = run_layer(*dev, d, t);  // each thread its own bank
           good[t] += r.h == d.fw.h && r.delta == d.bw.delta && r.dstate == d.bw.state_out;
@@ -264,7 +269,7 @@ TEST(SimDevice, StepSyncGatesInputsAndReportsProgress) {
   s.batch = 2;
   s.steps = 6;
   s.lengths = {6, 4};
-  const LayerData d = make_layer(s, kPes, rng);
+  const LayerData d = make_layer(s, kPes, rng, kChains);
   const size_t G = s.gates(), H = s.hidden, S = s.packed_steps(), B = s.batch, W = state_words(s.cell);
   BufferPtr w = buffer_of(*dev, d.w.w_hh, Access::kRead, "w_hh");
   BufferPtr bias = buffer_of(*dev, d.w.b_hh, Access::kRead, "b_hh");
@@ -310,9 +315,17 @@ class SharedLink final : public Transport {
  public:
   explicit SharedLink(std::shared_ptr<sim::SimTransport> s) : s_(std::move(s)) {}
   void cut() { cut_ = true; }
+  // A register that reads `v` instead of the card's value (another core's).
+  void override_register(uint32_t o, uint32_t v) { over_[o] = v; }
+  bool was_read(uint32_t o) const { return read_.count(o) != 0; }
   std::string describe() const override { return s_->describe(); }
   LinkInfo link() const override { return s_->link(); }
-  uint32_t read32(uint32_t o) override { return cut_ ? 0xffffffffu : s_->read32(o); }
+  uint32_t read32(uint32_t o) override {
+    read_.insert(o);
+    if (cut_) return 0xffffffffu;
+    const auto it = over_.find(o);
+    return it != over_.end() ? it->second : s_->read32(o);
+  }
   void write32(uint32_t o, uint32_t v) override {
     if (!cut_) s_->write32(o, v);
   }
@@ -329,7 +342,39 @@ class SharedLink final : public Transport {
  private:
   std::shared_ptr<sim::SimTransport> s_;
   bool cut_ = false;
+  std::map<uint32_t, uint32_t> over_;
+  std::set<uint32_t> read_;
 };
+
+// VERSION decides what the driver reads: another major is refused by name; a
+// 1.0 core has no CAPS5 (one chain), so the driver must not read it.
+TEST(SimDevice, VersionDecidesWhatTheDriverReads) {
+  sim::SimConfig cfg;
+  cfg.core_clock_hz = sim::synth_clock_mhz() * 1e6;
+  auto card = std::make_shared<sim::SimTransport>(cfg);
+  {
+    auto link = std::make_unique<SharedLink>(card);
+    link->override_register(cr::kRegVersion, 0x00020001u);
+    expect_error<UnavailableError>([&] { driver::open_core_device(std::move(link), driver::CoreOptions{}); },
+                                   "the core is farnn_core 2.1, this driver speaks version 1.x");
+  }
+  {
+    auto link = std::make_unique<SharedLink>(card);
+    SharedLink* l = link.get();
+    link->override_register(cr::kRegVersion, 0x00010000u);
+    link->override_register(cr::kRegCaps5, 0x7u);  // what a 1.0 map may hold there
+    auto dev = driver::open_core_device(std::move(link), driver::CoreOptions{});
+    EXPECT_EQ(dev->caps().num_chains, 1);
+    EXPECT_FALSE(l->was_read(cr::kRegCaps5));
+  }
+  {
+    auto link = std::make_unique<SharedLink>(card);
+    SharedLink* l = link.get();
+    auto dev = driver::open_core_device(std::move(link), driver::CoreOptions{});
+    EXPECT_EQ(dev->caps().num_chains, sim::built_core().num_chains);
+    EXPECT_TRUE(l->was_read(cr::kRegCaps5));
+  }
+}
 
 TEST(SimDevice, ADeviceLeftMidCommandIsResetByTheNextOpen) {
   sim::SimConfig cfg;
@@ -340,7 +385,7 @@ TEST(SimDevice, ADeviceLeftMidCommandIsResetByTheNextOpen) {
   s.hidden = 16;
   s.batch = 3;
   s.steps = 6;
-  const LayerData d = make_layer(s, kPes, rng);
+  const LayerData d = make_layer(s, kPes, rng, kChains);
   auto link1 = std::make_unique<SharedLink>(card);
   SharedLink* first = link1.get();
   driver::CoreOptions opt;
@@ -416,7 +461,7 @@ void fault_sweep(FaultKind kind, uint64_t seed) {
   s.batch = 2;
   s.steps = 4;
   s.lengths = {4, 3};
-  const LayerData d = make_layer(s, kPes, rng);
+  const LayerData d = make_layer(s, kPes, rng, kChains);
   // A clean run sizes the injection range (beats each way).
   const sim::LinkStats a = sim->stats();
   expect_same(d, run_layer(*dev, d, 0), "clean run");

@@ -197,7 +197,7 @@ inline constexpr uint32_t kWinCtrlWriteMask = 0x00000002u;
 
 // ---- Constant register values
 inline constexpr uint32_t kIdValue = 0x4641524Eu;
-inline constexpr uint32_t kVersionMinorValue = 0x00000000u;
+inline constexpr uint32_t kVersionMinorValue = 0x00000001u;
 inline constexpr uint32_t kVersionMajorValue = 0x00000001u;
 
 // ---- Error codes (STATUS.error). Codes 0-19 are the recurrent engine's own
@@ -509,7 +509,7 @@ inline constexpr FieldInfo kIdFields[] = {
     {"value", 0, 32, Access::kConst, 0x4641524Eu},
 };
 inline constexpr FieldInfo kVersionFields[] = {
-    {"minor", 0, 16, Access::kConst, 0},
+    {"minor", 0, 16, Access::kConst, 0x00000001u},
     {"major", 16, 16, Access::kConst, 0x00000001u},
 };
 inline constexpr FieldInfo kBuildIdFields[] = {
