@@ -11,8 +11,9 @@ Parameterizations follow the engine tests (tb/engine/CMakeLists.txt):
 P4 = NumPe 4, WeightDepth 1024, MaxHidden 32, MaxBatch 4, Mul 2 / Add 3;
 P16 = NumPe 16, WeightDepth 4096, MaxHidden 130, MaxBatch 4, Mul 3 / Add 4.
 Their chains are the RTL default (one chain) unless a block names NumChains
-(pe_chain_p16: 4 chains of 4, as the P16 test build; the P4 test build has
-2 chains of 2, the P4 blocks here one chain of 4, as tb_core's P4 core).
+(pe_chain_p16: 4 chains of 4, as the P16 test build; the P4 test builds,
+engine and core, have 2 chains of 2, the P4 blocks here one chain of 4: the
+per-PE cost without a join, whose cost chain_join measures).
 """
 
 P4 = {"NumPe": 4, "WeightDepth": 1024, "NumBanks": 2, "WeightLanes": 16, "MaxHidden": 32,

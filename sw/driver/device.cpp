@@ -15,6 +15,13 @@ int Capabilities::max_resident_hidden(CellKind cell) const {
   return engine::max_resident_hidden(driver::engine_cell(cell), num_pe, weight_depth, max_hidden);
 }
 
+std::string Capabilities::model_uri() const {
+  return "model://?pes=" + std::to_string(num_pe) + "&chains=" + std::to_string(num_chains) +
+         "&hidden=" + std::to_string(max_hidden) + "&batch=" + std::to_string(max_batch) +
+         "&banks=" + std::to_string(num_banks) + "&depth=" + std::to_string(weight_depth) +
+         "&card_mib=" + std::to_string(card_memory_bytes >> 20);
+}
+
 // The packed order is the engine model's.
 int LayerShape::packed_steps() const { return driver::engine_config(*this, 1).packed_steps(); }
 int LayerShape::packed_index(int t, int b) const { return driver::engine_config(*this, 1).packed_index(t, b); }

@@ -108,6 +108,7 @@ int cmd_info(const std::string& uri) {
               c.max_resident_hidden(CellKind::kLstm), c.max_resident_hidden(CellKind::kGru));
   std::printf("max batch:     %d\nmax steps:     %d\ncard memory:   %llu MiB\n", c.max_batch, c.max_steps,
               static_cast<unsigned long long>(c.card_memory_bytes >> 20));
+  std::printf("model:         %s\n", c.model_uri().c_str());
   if (c.clock_mhz > 0) std::printf("clock:         %.1f MHz\n", c.clock_mhz);
   else std::printf("clock:         none (the model reports results, not time)\n");
   const auto lines = dev->status_report();

@@ -43,7 +43,7 @@ bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; 
 int train_both(const Run& r, const std::string& out, uint64_t seed) {
   sim::SimTransport* link = nullptr;
   auto sim = sim::open_sim_device(driver::Uri::parse("sim://?pcie=gen3x16&seed=" + std::to_string(seed)), &link);
-  auto model = Device::open("model://?pes=4&hidden=32&batch=4&banks=2&depth=1024&threads=1");
+  auto model = Device::open(sim->caps().model_uri() + "&threads=1");
   const Dataset data = synthetic_task(r.task, r.steps, r.samples, seed);
   TrainConfig cfg;
   cfg.stack.cell = r.cell;

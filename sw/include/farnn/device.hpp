@@ -148,6 +148,9 @@ struct Capabilities {
   double clock_mhz = 0;            // 0: the device reports no time (the model)
   // Largest hidden size whose recurrent weights fit one bank.
   int max_resident_hidden(CellKind cell) const;
+  // The bit-accurate model of this device: model:// with its PEs, chains,
+  // limits, banks and depth (results bit-identical to the device's).
+  std::string model_uri() const;
 };
 
 // One layer command's shape. lengths: per sequence, 1..steps, any order
