@@ -123,6 +123,7 @@ def engine_max_hidden(gates, num_pe, weight_depth, max_hidden):
 def core_params(board, md_path=CAPACITY_MD):
     """farnn_core parameters for `board`, from the capacity model's row:
       NumPe       = the row's PEs;
+      NumChains   = the row's chains (of capacity.CHAIN_LEN PEs each);
       MaxHidden   = the larger of the row's LSTM and GRU limits (the engine is
                     built for the largest layer the RAM can hold);
       NumBanks    = 1: the model shares each PE's RAM out as one weight store
@@ -138,7 +139,8 @@ def core_params(board, md_path=CAPACITY_MD):
     max_hidden = max(r["h_lstm"], r["h_gru"])
     b18_weights = r["b18_per_pe"] - capacity.acc_b18(max_hidden)
     depth = r["uram_per_pe"] * capacity.WORDS_PER_URAM + b18_weights * capacity.WORDS_PER_BRAM18
-    p = {"NumPe": r["pes"], "WeightDepth": depth, "NumBanks": 1, "MaxHidden": max_hidden}
+    p = {"NumPe": r["pes"], "NumChains": r["chains"], "WeightDepth": depth, "NumBanks": 1,
+         "MaxHidden": max_hidden}
     p.update(BOARDS[board]["fixed"])
     got = (engine_max_hidden(4, p["NumPe"], depth, max_hidden), engine_max_hidden(3, p["NumPe"], depth, max_hidden))
     if got != (r["h_lstm"], r["h_gru"]):

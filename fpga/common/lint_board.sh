@@ -4,10 +4,11 @@
 # (fpga/<board>/ip/stubs/) and library cells (fpga/common/stubs/). Waivers:
 # rtl/lint.vlt and fpga/<board>/lint.vlt, each with its reason.
 # Usage: lint_board.sh BOARD [--quick] [--top FILE]
-#   --quick     lint with a 16-PE core (seconds instead of a minute or more):
-#               every board-level connection is the same, as farnn_core's ports
-#               do not depend on NumPe. Without it the board's own parameters
-#               are linted (the U250's 1373 PEs).
+#   --quick     lint with a 16-PE core in one chain (seconds instead of
+#               minutes): every board-level connection is the same, as
+#               farnn_core's ports do not depend on NumPe or NumChains. Without
+#               it the board's own parameters are linted (the U250's 1200 PEs
+#               in 75 chains).
 #   --top FILE  lint FILE in place of the board top (the checks' self-test).
 # Prints nothing and exits 0 when clean.
 set -euo pipefail
@@ -20,7 +21,7 @@ top_file=${dir}/rtl/${top_module}.sv
 params=()
 while [ $# -gt 0 ]; do
   case "$1" in
-    --quick) params=(-GNumPe=16) ;;
+    --quick) params=(-GNumPe=16 -GNumChains=1) ;;
     --top) top_file=${2:?--top needs a file}; shift ;;
     *) echo "lint_board.sh: unknown option $1" >&2; exit 2 ;;
   esac

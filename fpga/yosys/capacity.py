@@ -8,8 +8,10 @@ the shell around it (farnn_core's parts: registers, dispatcher, run unit,
 DMA movers, gate-store adapter). For
 each target (Xilinx VU9P, VU13P; Alveo U250 and U280 user regions) it
 computes
-  - how many PEs fit, and which resource binds (LUT, FF, DSP48E2, or the
-    block RAM / UltraRAM the weight RAMs need, one block per PE at least);
+  - how many PEs fit, in chains of CHAIN_LEN PEs whose tails meet in the
+    join tree (one node per chain beyond the first, its cost measured on
+    chain_join), and which resource binds (LUT, FF, DSP48E2, or the block
+    RAM / UltraRAM the weight RAMs need, one block per PE at least);
   - the per-PE weight RAM the remaining BRAM36 / URAM allow (uniform over
     the chain) and the largest LSTM (G = 4) and GRU (G = 3) hidden size H
     whose U stays on chip: ceil(G*H/P) * H <= words per PE;
@@ -85,6 +87,7 @@ WORDS_PER_BRAM18 = 512   # 512 x 36 (32-bit words); a BRAM36 is two
 WORDS_PER_URAM = 4096    # 4K x 72 at native width (the current RTL's 32-bit RAM)
 ACC_LUTRAM_WORDS = 64    # accumulator RAM kept in LUT-RAM up to this depth
 RAM_STEP_LOSS = 0.02     # BRAM point: give up at most 2 % of the PEs for one more RAMB18 each
+CHAIN_LEN = 16           # PEs per chain at device scale (the NumPe 256 engine's chains of 16)
 NS_PER_LEVEL = 0.5       # LUT + local route, UltraScale+ -2/-3
 NS_FIXED = 1.0           # clock-to-out + setup + skew/jitter
 FMAX_CAP = 600.0         # MHz: block RAM / DSP Fmax region without output registers
@@ -142,21 +145,34 @@ def fit(g, p, b18_pe, uram_pe):
     return best
 
 
+def chained(p):
+    """The PEs of a build of at most p PEs in whole chains of CHAIN_LEN."""
+    return p // CHAIN_LEN * CHAIN_LEN
+
+
+def logic_limit(avail, per_pe, per_chain):
+    """Most PEs, in whole chains, whose cost p * per_pe + (p / CHAIN_LEN - 1) *
+    per_chain (a join node per chain beyond the first) fits `avail`."""
+    if per_pe + per_chain <= 0:
+        return 10 ** 9
+    return chained(int((avail + per_chain) // (per_pe + per_chain / CHAIN_LEN)))
+
+
 def model(inputs):
-    pe, fixed = inputs["per_pe"], inputs["fixed"]
+    pe, fixed, ch = inputs["per_pe"], inputs["fixed"], inputs["per_chain"]
     levels = inputs["levels"]
     f_est = fmax_from_levels(levels)
     rows = []
     for dev in DEVICES:
         base, u = usable(dev, fixed)
-        logic = {"LUT": u["LUT"] // pe["LUT"], "FF": u["FF"] // pe["FF"], "DSP": u["DSP"] // pe["DSP"]}
+        logic = {k: logic_limit(u[k], pe[k], ch[k]) for k in ("LUT", "FF", "DSP")}
         b18 = 2 * u["BRAM36"]
         for cfg in ("BRAM", "URAM"):
             lim = dict(logic)
             if cfg == "BRAM":
-                lim["RAM"] = b18           # at least one RAMB18 per PE
+                lim["RAM"] = chained(b18)         # at least one RAMB18 per PE
             else:
-                lim["RAM"] = u["URAM"]     # one URAM per PE
+                lim["RAM"] = chained(u["URAM"])   # one URAM per PE
             p = int(min(lim.values()))
             bind = min(lim, key=lambda k: lim[k])
             if p <= 0:
@@ -165,12 +181,13 @@ def model(inputs):
             b18_pe = b18 // p
             # Just past a RAMB18 step, a few PEs fewer give every PE one more
             # RAMB18 (a larger resident layer): take it.
-            if cfg == "BRAM" and b18 // (b18_pe + 1) >= p * (1 - RAM_STEP_LOSS):
-                p, bind = b18 // (b18_pe + 1), "RAM"
+            if cfg == "BRAM" and chained(b18 // (b18_pe + 1)) >= p * (1 - RAM_STEP_LOSS):
+                p, bind = chained(b18 // (b18_pe + 1)), "RAM"
                 b18_pe = b18 // p
             rows.append({
                 "device": dev["name"], "config": cfg, "base": {k: int(v) for k, v in base.items()},
-                "usable": u, "limits": {k: int(v) for k, v in lim.items()}, "pes": p, "binds": bind,
+                "usable": u, "limits": {k: int(v) for k, v in lim.items()}, "pes": p,
+                "chains": p // CHAIN_LEN, "binds": bind,
                 "b18_per_pe": b18_pe, "uram_per_pe": uram_pe,
                 "h_lstm": fit(4, p, b18_pe, uram_pe), "h_gru": fit(3, p, b18_pe, uram_pe),
                 "gflops_est": round(2 * p * f_est / 1000.0, 1),
@@ -180,7 +197,7 @@ def model(inputs):
 
 def render(inputs):
     rows, f_est = model(inputs)
-    pe, fixed = inputs["per_pe"], inputs["fixed"]
+    pe, fixed, ch = inputs["per_pe"], inputs["fixed"], inputs["per_chain"]
     L = []
     L.append("# Capacity model")
     L.append("")
@@ -196,6 +213,8 @@ def render(inputs):
     L.append("|---|---:|---:|---:|---:|---:|")
     L.append("| per PE (%s), weight RAM excluded | %d | %d | %d | %s | 0 |" %
              (inputs["per_pe_source"], pe["LUT"], pe["FF"], pe["DSP"], pe.get("BRAM36_other", 0)))
+    L.append("| per chain beyond the first (%s) | %d | %d | %d | 0 | 0 |" %
+             (inputs["per_chain_source"], ch["LUT"], ch["FF"], ch["DSP"]))
     L.append("| fixed (%s) | %d | %d | %d | %s | %d |" %
              (inputs["fixed_source"], fixed["LUT"], fixed["FF"], fixed["DSP"], fixed["BRAM36"],
               fixed.get("URAM", 0)))
@@ -210,6 +229,10 @@ def render(inputs):
     L.append("  %d %% of the remaining LUT and FF (routability and timing closure) and" % (UTIL_LOGIC * 100))
     L.append("  %d %% of DSP, BRAM and URAM, minus the fixed part (the engine's and the" % (UTIL_HARD * 100))
     L.append("  farnn_core shell's).")
+    L.append("- The PEs come in chains of %d (`NumChains` = PEs / %d): each chain beyond" % (CHAIN_LEN, CHAIN_LEN))
+    L.append("  the first adds a node of the join tree (an adder and registers for the")
+    L.append("  four result lanes) as measured. The broadcast tree's registers (a")
+    L.append("  token word per node, a node per four below it) are not counted.")
     L.append("- Each PE needs %d DSP48E2 and its LUT and FF as measured; RAM is uniform" % pe["DSP"])
     L.append("  over the chain (one `WeightDepth`): the remaining block RAM is shared out")
     L.append("  as whole RAMB18 per PE (%d words of 32 bits each), a URAM holds %d words" %
@@ -240,17 +263,17 @@ def render(inputs):
     L.append("UltraRAM per PE for its weights (fewer PEs where URAMs are fewer than the")
     L.append("logic allows, but 4K words each) plus the block RAM shared out.")
     L.append("")
-    L.append("| target | config | PEs | binds | RAM per PE | max H LSTM | max H GRU | "
+    L.append("| target | config | PEs | chains | binds | RAM per PE | max H LSTM | max H GRU | "
              "peak GFLOP/s @%.0f MHz |" % f_est)
-    L.append("|---|---|---:|---|---|---:|---:|---:|")
+    L.append("|---|---|---:|---:|---|---|---:|---:|---:|")
     for r in rows:
         ram = []
         if r["uram_per_pe"]:
             ram.append("%d URAM" % r["uram_per_pe"])
         if r["b18_per_pe"]:
             ram.append("%d RAMB18" % r["b18_per_pe"])
-        L.append("| %s | %s | %d | %s | %s | %d | %d | %.1f |" %
-                 (r["device"], r["config"], r["pes"], r["binds"], " + ".join(ram) or "-",
+        L.append("| %s | %s | %d | %d | %s | %s | %d | %d | %.1f |" %
+                 (r["device"], r["config"], r["pes"], r["chains"], r["binds"], " + ".join(ram) or "-",
                   r["h_lstm"], r["h_gru"], r["gflops_est"]))
     L.append("")
     L.append("User resources (LUT / FF / DSP48E2 / BRAM36 / URAM) and the PE limit each")
@@ -302,6 +325,15 @@ def inputs_from_report(report):
         fsrc += ", plus the shell's parts (farnn_core at P4)"
     fixed = {"LUT": math.ceil(fx["LUT"]), "FF": math.ceil(fx["FF"]), "DSP": math.ceil(fx["DSP48E2"]),
              "BRAM36": math.ceil(fx["RAMB36"]), "URAM": math.ceil(fx["URAM"])}
+    # A join node: chain_join at JOIN_CHAINS chains holds JOIN_CHAINS - 1.
+    jr = by.get("chain_join")
+    if not jr or jr.get("status") != "ok":
+        raise SystemExit("capacity: the report has no chain_join block (the cost of a chain)")
+    n_join = blocks.JOIN_CHAINS - 1
+    jres = jr["resources"]
+    per_chain = {"LUT": math.ceil(jres["LUT"] / n_join), "FF": math.ceil(jres["FF"] / n_join),
+                 "DSP": math.ceil(jres["DSP48E2"] / n_join)}
+    csrc = "chain_join of %d chains, %d lanes, / %d" % (blocks.JOIN_CHAINS, blocks.JOIN_LANES, n_join)
     # The engine and the shell share one clock: its estimate is the worst
     # path over the engine, the PE chain and every shell part synthesized.
     levels, lsrc, seen = 0, "", []
@@ -312,7 +344,7 @@ def inputs_from_report(report):
             if lv > levels:
                 levels, lsrc = lv, name
     lsrc = "%s, Yosys netlist; worst of %s" % (lsrc, ", ".join(seen))
-    return {"per_pe": pe, "per_pe_source": src, "fixed": fixed,
+    return {"per_pe": pe, "per_pe_source": src, "per_chain": per_chain, "per_chain_source": csrc, "fixed": fixed,
             "fixed_source": fsrc, "levels": levels,
             "levels_source": lsrc}
 
