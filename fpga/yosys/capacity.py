@@ -153,8 +153,6 @@ def chained(p):
 def logic_limit(avail, per_pe, per_chain):
     """Most PEs, in whole chains, whose cost p * per_pe + (p / CHAIN_LEN - 1) *
     per_chain (a join node per chain beyond the first) fits `avail`."""
-    if per_pe + per_chain <= 0:
-        return 10 ** 9
     return chained(int((avail + per_chain) // (per_pe + per_chain / CHAIN_LEN)))
 
 

@@ -140,6 +140,7 @@ struct Core : std::enable_shared_from_this<Core> {
   Capabilities caps;
   unsigned num_windows = 0;
   double clock_hz = 0;
+  uint32_t version_minor = 0;  // VERSION.minor, read by check_identity()
   // Job reports place the device's work on the host's clock: a job starts when
   // it was submitted or when the one before it finished, whichever is later,
   // and lasts the device time it took (projected from cycles on sim://).
@@ -224,6 +225,7 @@ struct Core : std::enable_shared_from_this<Core> {
     const uint32_t v = rd(cr::kRegVersion);
     const uint32_t major = field(v, cr::kVersionMajorMask, cr::kVersionMajorShift);
     const uint32_t minor = field(v, cr::kVersionMinorMask, cr::kVersionMinorShift);
+    version_minor = minor;
     if (major != cr::kVersionMajorValue) {
       throw UnavailableError(t->describe() + ": the core is farnn_core " + std::to_string(major) + "." +
                              std::to_string(minor) + ", this driver speaks version " +
@@ -236,8 +238,7 @@ struct Core : std::enable_shared_from_this<Core> {
     const uint32_t c0 = rd(cr::kRegCaps0), c1 = rd(cr::kRegCaps1), c2 = rd(cr::kRegCaps2), c3 = rd(cr::kRegCaps3);
     const uint32_t c4 = rd(cr::kRegCaps4);
     // CAPS5 came with VERSION 1.1; a 1.0 core is one chain.
-    const uint32_t minor = field(rd(cr::kRegVersion), cr::kVersionMinorMask, cr::kVersionMinorShift);
-    const uint32_t c5 = minor >= 1 ? rd(cr::kRegCaps5) : 1u;
+    const uint32_t c5 = version_minor >= 1 ? rd(cr::kRegCaps5) : 1u;
     caps.kind = opt.kind;
     caps.num_pe = static_cast<int>(field(c0, cr::kCaps0NumPeMask, cr::kCaps0NumPeShift));
     caps.num_chains = static_cast<int>(field(c5, cr::kCaps5NumChainsMask, cr::kCaps5NumChainsShift));

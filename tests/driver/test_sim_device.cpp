@@ -25,8 +25,13 @@ using namespace farnn::devtest;
 
 namespace cr = core_regs;
 
-constexpr int kPes = 4;
-const int kChains = sim::built_core().num_chains;  // the backward's order
+// The Verilated core's PEs and chains (the chains set the backward's order).
+const sim::BuiltCore kCore = sim::built_core();
+
+// A random layer and the engine model's results for the built core.
+LayerData core_layer(const LayerShape& s, std::mt19937_64& rng) {
+  return make_layer(s, kCore.num_pe, rng, kCore.num_chains);
+}
 
 std::unique_ptr<Device> open_sim(const std::string& options = "") {
   return Device::open("sim://?" + (options.empty() ? std::string("seed=7") : options.substr(1)));
@@ -35,7 +40,7 @@ std::unique_ptr<Device> open_sim(const std::string& options = "") {
 TEST(SimDevice, OpensAndReportsTheBuiltCore) {
   auto dev = open_sim();
   const Capabilities& c = dev->caps();
-  const sim::BuiltCore b = sim::built_core();
+  const sim::BuiltCore& b = kCore;
   EXPECT_EQ(c.kind, "sim");
   EXPECT_EQ(c.num_pe, b.num_pe);
   EXPECT_EQ(c.num_chains, b.num_chains);  // CAPS5
@@ -69,7 +74,7 @@ void random_layers(uint64_t seed, int count) {
   auto model = Device::open(dev->caps().model_uri());
   for (int i = 0; i < count; ++i) {
     const LayerShape s = random_shape(rng, dev->caps().max_hidden, dev->caps().max_batch);
-    const LayerData d = make_layer(s, kPes, rng, kChains);
+    const LayerData d = core_layer(s, rng);
     const int bank = i % 2;
     const DeviceRun r = run_layer(*dev, d, bank);
     expect_same(d, r, "sim " + s.describe());
@@ -100,7 +105,7 @@ TEST(SimDevice, BadArgumentsAreRefusedClearly) {
   LayerShape wide = s;
   wide.batch = dev->caps().max_batch + 1;
   expect_error<CapacityError>([&] { dev->alloc_gate_store(wide); }, "split the batch");
-  const LayerData d = make_layer(s, kPes, rng, kChains);
+  const LayerData d = core_layer(s, rng);
   const size_t G = s.gates(), H = s.hidden, S = s.packed_steps();
   BufferPtr w = buffer_of(*dev, d.w.w_hh, Access::kRead, "w_hh");
   BufferPtr b = buffer_of(*dev, d.w.b_hh, Access::kRead, "b_hh");
@@ -136,7 +141,7 @@ TEST(SimDevice, RegisteredMemoryDrainAndUnregister) {
   s.hidden = 12;
   s.batch = 3;
   s.steps = 5;
-  const LayerData d = make_layer(s, kPes, rng, kChains);
+  const LayerData d = core_layer(s, rng);
   const size_t H = s.hidden, S = s.packed_steps();
   std::vector<float> xp_mem(d.xp.size() + 1), h_mem(S * H + 3, -1.0f);
   std::memcpy(xp_mem.data() + 1, d.xp.data(), 4 * d.xp.size());  // not page aligned, at a word offset
@@ -174,7 +179,7 @@ TEST(SimDevice, ReportsPlaceEachCommandsLinkDmaInsideItsSpan) {
   sim::SimTransport* link = nullptr;
   auto dev = sim::open_sim_device(driver::Uri::parse("sim://?seed=3"), &link);
   std::mt19937_64 rng(12);
-  const LayerData d = make_layer({CellKind::kLstm, 12, 2, 4, {4, 3}}, kPes, rng, kChains);
+  const LayerData d = core_layer({CellKind::kLstm, 12, 2, 4, {4, 3}}, rng);
   const LayerShape& s = d.shape;
   const size_t H = s.hidden, S = s.packed_steps();
   BufferPtr w = buffer_of(*dev, d.w.w_hh, Access::kRead, "w_hh"), b = buffer_of(*dev, d.w.b_hh, Access::kRead, "b");
@@ -215,9 +220,9 @@ TEST(SimDevice, NonFiniteDataPropagatesAndIsCounted) {
   LayerShape s;
   s.hidden = 4;
   s.steps = 2;
-  LayerData d = make_layer(s, kPes, rng, kChains);
+  LayerData d = core_layer(s, rng);
   d.xp[0] = 0x7fc00000u;  // NaN
-  const engine::Config cfg = engine_config(s, kPes, kChains);
+  const engine::Config cfg = engine_config(s, kCore.num_pe, kCore.num_chains);
   d.fw = engine::forward(cfg, d.w, d.xp, d.state_in);
   d.bw = engine::backward(cfg, d.w, d.fw.records, d.dh, d.carry);
   const Counters before = dev->counters();
@@ -236,7 +241,7 @@ TEST(SimDevice, TwoThreadsShareOneDevice) {
       std::mt19937_64 rng(40 + t);
       for (int i = 0; i < 3; ++i) {
         LayerShape s = random_shape(rng, 16, 4);
-        const LayerData d = make_layer(s, kPes, rng, kChains);
+        const LayerData d = core_layer(s, rng);
         try {
           const DeviceRun r = run_layer(*dev, d, t);  // each thread its own bank
           good[t] += r.h == d.fw.h && r.delta == d.bw.delta && r.dstate == d.bw.state_out;
@@ -269,7 +274,7 @@ TEST(SimDevice, StepSyncGatesInputsAndReportsProgress) {
   s.batch = 2;
   s.steps = 6;
   s.lengths = {6, 4};
-  const LayerData d = make_layer(s, kPes, rng, kChains);
+  const LayerData d = core_layer(s, rng);
   const size_t G = s.gates(), H = s.hidden, S = s.packed_steps(), B = s.batch, W = state_words(s.cell);
   BufferPtr w = buffer_of(*dev, d.w.w_hh, Access::kRead, "w_hh");
   BufferPtr bias = buffer_of(*dev, d.w.b_hh, Access::kRead, "b_hh");
@@ -371,7 +376,7 @@ TEST(SimDevice, VersionDecidesWhatTheDriverReads) {
     auto link = std::make_unique<SharedLink>(card);
     SharedLink* l = link.get();
     auto dev = driver::open_core_device(std::move(link), driver::CoreOptions{});
-    EXPECT_EQ(dev->caps().num_chains, sim::built_core().num_chains);
+    EXPECT_EQ(dev->caps().num_chains, kCore.num_chains);
     EXPECT_TRUE(l->was_read(cr::kRegCaps5));
   }
 }
@@ -385,7 +390,7 @@ TEST(SimDevice, ADeviceLeftMidCommandIsResetByTheNextOpen) {
   s.hidden = 16;
   s.batch = 3;
   s.steps = 6;
-  const LayerData d = make_layer(s, kPes, rng, kChains);
+  const LayerData d = core_layer(s, rng);
   auto link1 = std::make_unique<SharedLink>(card);
   SharedLink* first = link1.get();
   driver::CoreOptions opt;
@@ -461,7 +466,7 @@ void fault_sweep(FaultKind kind, uint64_t seed) {
   s.batch = 2;
   s.steps = 4;
   s.lengths = {4, 3};
-  const LayerData d = make_layer(s, kPes, rng, kChains);
+  const LayerData d = core_layer(s, rng);
   // A clean run sizes the injection range (beats each way).
   const sim::LinkStats a = sim->stats();
   expect_same(d, run_layer(*dev, d, 0), "clean run");
