@@ -35,7 +35,8 @@ def table(path):
     lines = [
         "**NumPe = %d** (%s), WeightDepth %d x %d banks, WeightLanes %d, MaxHidden %d, MaxBatch %d, "
         "MulLatency %d, AddLatency %d; T = %d; clock %.0f MHz (%s)"
-        % (p["num_pe"], "one chain" if chains == 1 else "%d chains of %d" % (chains, p["num_pe"] // chains),
+        % (p["num_pe"], ("one chain" if chains == 1 else "%d chains of %d" % (chains, p["num_pe"] // chains)) +
+           (", a reduction adder per PE" if p.get("red_adder") else ""),
            p["weight_depth"], p.get("num_banks", 1), p.get("weight_lanes", 1), p["max_hidden"],
            p["max_batch"], p["mul_latency"], p["add_latency"], d["steps"], mhz, d.get("clock_source", "")),
         "",

@@ -57,6 +57,10 @@ module engine #(
   parameter int unsigned ResLanes     = (NumPe % 4 == 0) ? 4 : 1,
   // Xp words a beat: 1 (a word a beat, G beats a unit) or 4 (a unit a beat).
   parameter int unsigned XpWords      = 4,
+  // BW: 1 gives every PE an adder of its own for the reduction (about an
+  // fp_add and a copy of its accumulators more a PE): the reduction then
+  // overlaps the MACs instead of taking H of the MAC adder's cycles a step.
+  parameter int unsigned RedAdder     = 0,
   parameter int unsigned MemAddrWidth = 40
 ) (
   input  logic                    clk_i,
@@ -273,7 +277,8 @@ module engine #(
     .FifoDepth   (FifoDepth),
     .RowLanes    (RowLanes),
     .ResLanes    (ResLanes),
-    .XpWords     (XpWords)
+    .XpWords     (XpWords),
+    .RedAdder    (RedAdder)
   ) u_seq (
     .clk_i,
     .rst_i,
@@ -391,7 +396,8 @@ module engine #(
     .AddLatency (AddLatency),
     .Lanes      (Lanes),
     .RowLanes   (RowLanes),
-    .ResLanes   (ResLanes)
+    .ResLanes   (ResLanes),
+    .RedAdder   (RedAdder)
   ) u_chain (
     .clk_i,
     .rst_i           (dp_rst),

@@ -218,27 +218,46 @@ package engine_pkg;
     if (bw_wave_spacing < wave_span) bw_wave_spacing = wave_span;
   endfunction
   // BW: the last wave's start to the REDUCE token: every PE's MACs of the
-  // wave have read and written its accumulators before the reduction's
-  // partials reach it (the REDUCE reaches every chain head at once), and the
-  // REDUCE follows the wave's last token.
+  // wave have written its accumulators before the reduction's partials read
+  // them (the REDUCE reaches every chain head at once), and the REDUCE
+  // follows the wave's last token. On the MAC adder (red_adder 0) the
+  // partials wait for the whole MAC burst, max(H, AddLatency + 2) cycles; on
+  // an adder of their own they sweep column c as soon as its last MAC has
+  // written it, AddLatency + 2 cycles after its issue (the burst and the
+  // sweep both take a column a cycle).
   function automatic int unsigned bw_reduce_gap(input int unsigned hidden, input int unsigned chains_reached,
                                                 input int unsigned pitch, input int unsigned lp,
                                                 input int unsigned lines, input int unsigned lanes,
-                                                input int unsigned mul_lat, input int unsigned add_lat);
-    int unsigned span;
-    bw_reduce_gap = ((hidden > add_lat + 2) ? hidden : add_lat + 2) + mul_lat +
-                    bw_skew_reduce(pitch, lp, lines, lanes, add_lat) + chains_reached - 1;
+                                                input int unsigned mul_lat, input int unsigned add_lat,
+                                                input bit red_adder);
+    int unsigned span, burst;
+    burst = (hidden > add_lat + 2 && !red_adder) ? hidden : add_lat + 2;
+    bw_reduce_gap = burst + mul_lat + bw_skew_reduce(pitch, lp, lines, lanes, add_lat) + chains_reached - 1;
     span = bw_wave_span(chains_reached, lp);
     if (bw_reduce_gap < span) bw_reduce_gap = span;
   endfunction
-  // BW: the REDUCE token to the next wave: the reduction partials have passed
-  // a PE (H of them) before its new MACs use the adder.
+  // BW: the REDUCE token to the next wave. On the MAC adder: the reduction
+  // partials have passed a PE (H of them) before its new MACs use the adder.
+  // On an adder of its own: a new step's first row writes column c after
+  // the partial of column c has read it (H + AddLatency cycles earlier than
+  // the adder's rule allows), and the new wave starts no sooner than a PE's
+  // burst after the last wave's start (the REDUCE is bw_reduce_gap after it).
   function automatic int unsigned bw_after_reduce(input int unsigned hidden, input int unsigned gate_rows,
                                                   input int unsigned pitch, input int unsigned lp,
                                                   input int unsigned lines, input int unsigned lanes,
-                                                  input int unsigned mul_lat, input int unsigned add_lat);
-    bw_after_reduce = hidden + bw_skew_next(gate_rows, pitch, lp, lines, lanes, add_lat);
-    bw_after_reduce = (bw_after_reduce > mul_lat + 1) ? bw_after_reduce - mul_lat : 1;
+                                                  input int unsigned mul_lat, input int unsigned add_lat,
+                                                  input int unsigned chains_reached, input bit red_adder);
+    int unsigned burst, gap;
+    if (!red_adder) begin
+      bw_after_reduce = hidden + bw_skew_next(gate_rows, pitch, lp, lines, lanes, add_lat);
+      bw_after_reduce = (bw_after_reduce > mul_lat + 1) ? bw_after_reduce - mul_lat : 1;
+    end else begin
+      bw_after_reduce = bw_skew_next(gate_rows, pitch, lp, lines, lanes, add_lat);
+      bw_after_reduce = (bw_after_reduce > mul_lat + add_lat + 1) ? bw_after_reduce - mul_lat - add_lat : 1;
+      burst = (hidden > add_lat + 2) ? hidden : add_lat + 2;
+      gap   = bw_reduce_gap(hidden, chains_reached, pitch, lp, lines, lanes, mul_lat, add_lat, red_adder);
+      if (burst > gap && burst - gap > bw_after_reduce) bw_after_reduce = burst - gap;
+    end
   endfunction
 
   // The chains (pe_chain): NumChains (<= 512) chains of NumPe / NumChains PEs,

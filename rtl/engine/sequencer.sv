@@ -51,6 +51,7 @@ module sequencer #(
   parameter int unsigned RowLanes     = 1,      // delta rows a ROW token carries (pe_chain checks it)
   parameter int unsigned ResLanes     = 1,      // FW result lanes of the chain (1 or 4)
   parameter int unsigned XpWords      = 1,      // Xp words a beat (1, or 4: a unit a beat)
+  parameter int unsigned RedAdder     = 0,      // 1: the PEs reduce on adders of their own
   localparam int unsigned CountWidth  = $clog2(NumPe + 2),
   localparam int unsigned BankWidth   = (NumBanks > 1) ? $clog2(NumBanks) : 1,
   localparam int unsigned MaxRows     = (4 * MaxHidden + NumPe - 1) / NumPe,
@@ -781,9 +782,10 @@ module sequencer #(
         s_bw_d   = 16'(engine_pkg::bw_wave_spacing(32'(hid_q), span_full, La) - span_full);
         q_last_d = 16'(q_last);
         q_lm1_d  = 16'(q_last - 1);
-        s_red_d  = 16'(engine_pkg::bw_reduce_gap(32'(hid_q), q_last, pitch_r, lp_r, Lines, RowLanes, Lm, La) -
-                       span_last);
-        s_ared_d = 16'(engine_pkg::bw_after_reduce(32'(hid_q), 32'(gh_q), pitch_r, lp_r, Lines, RowLanes, Lm, La));
+        s_red_d  = 16'(engine_pkg::bw_reduce_gap(32'(hid_q), q_last, pitch_r, lp_r, Lines, RowLanes, Lm, La,
+                                                 RedAdder != 0) - span_last);
+        s_ared_d = 16'(engine_pkg::bw_after_reduce(32'(hid_q), 32'(gh_q), pitch_r, lp_r, Lines, RowLanes, Lm, La,
+                                                   q_last, RedAdder != 0));
         state_d  = S_PRODUCT;
       end
 

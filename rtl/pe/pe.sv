@@ -23,7 +23,12 @@
 //                -0; each PE adds its acc[c] to partial c as it passes (PEs
 //                without rows add -0), so the chain emits its sum
 //                (((-0 + acc_first[c]) + acc_next[c]) ...) in order c, on
-//                result lane 0.
+//                result lane 0. With RedAdder the reduction has an adder
+//                and a copy of the accumulators of its own (written with
+//                them, read only by it): it no longer takes the MAC adder's
+//                cycles, so it can sweep a column as soon as that column's
+//                last MAC has written it, while the MACs of later columns
+//                (and of the next step's rows) go on.
 // Weights arrive on a port of their own (the loader's bus, one word per
 // cycle), independent of the tokens: a LOAD into one bank of the weight RAM
 // runs while the MACs read another (the RAM has a read and a write port).
@@ -44,6 +49,7 @@ module pe #(
   parameter int unsigned AddLatency  = 3,
   parameter int unsigned RowLanes    = 1,      // rows a ROW token carries (1 or 4)
   parameter int unsigned ResLanes    = 1,      // FW result lanes (1, or 4 dividing NumPe)
+  parameter int unsigned RedAdder    = 0,      // 1: the BW reduction on an adder of its own
   localparam int unsigned MaxRows     = (4 * MaxHidden + NumPe - 1) / NumPe,
   localparam int unsigned AccWords    = (MaxRows > MaxHidden) ? MaxRows : MaxHidden,  // FW rows / BW columns
   localparam int unsigned AccDepth    = (AccWords > 8) ? AccWords : 8,  // room for S sums of R rows (R*S <= 8)
@@ -440,7 +446,7 @@ module pe #(
     comb_left_q <= go_left - 3'd1;
   end
 
-  assign acc_re    = mac_acc_rd || part_valid || comb_go;
+  assign acc_re    = mac_acc_rd || (part_valid && RedAdder == 0) || comb_go;
   assign acc_raddr = mac_acc_rd ? info_acc_rd[AccWidth-1:0] :
                      comb_go    ? AccWidth'(go_w) : red_idx_q;
 
@@ -462,8 +468,8 @@ module pe #(
   localparam int unsigned AddTagWidth = 9;
   logic [AddTagWidth-1:0] add_tag_in, add_tag_out;
   logic add_out_valid, unused_add_ready;
-  assign add_tag_in = {comb_q && !mac_add_in, comb_w_q, comb_left_q, red_add_in_q && !mac_add_in && !comb_q,
-                       red_zero_q};
+  assign add_tag_in = {comb_q && !mac_add_in, comb_w_q, comb_left_q,
+                       red_add_in_q && !mac_add_in && !comb_q && RedAdder == 0, red_zero_q};
   fp_add #(
     .TagWidth(AddTagWidth),
     .Latency (AddLatency)
@@ -483,8 +489,7 @@ module pe #(
 
   // The adder's stages load only valid data, so after a reset its last stage
   // shows a stale tag until the pipeline has refilled: qualify with valid.
-  logic red_add_out, comb_out;
-  assign red_add_out = add_tag_out[1] && add_out_valid;
+  logic comb_out;
   assign comb_out    = add_tag_out[AddTagWidth-1] && add_out_valid;
   assign out_w       = add_tag_out[7:5];
   assign out_left    = add_tag_out[4:2];
@@ -502,6 +507,53 @@ module pe #(
     .raddr_i(acc_raddr),
     .rdata_o(acc_rdata)
   );
+
+  // The reduction's adder: the MAC adder (its idle cycles), or with RedAdder
+  // one of its own, fed from a copy of the accumulators that the MACs write
+  // alongside u_acc. Either way a partial spends one cycle at the RAM, then
+  // AddLatency in the adder, then one in the result relay.
+  logic        red_add_out, red_out_zero;
+  logic [31:0] red_sum;
+  if (RedAdder != 0) begin : g_red_adder
+    logic [31:0] red_acc_rdata;
+    logic [0:0]  red_tag_out;
+    logic        unused_red_ready;
+    prim_ram_1r1w #(
+      .Width(32),
+      .Depth(AccDepth)
+    ) u_acc_red (
+      .clk_i,
+      .we_i   (mac_add_out),
+      .waddr_i(info_add_out[AccWidth-1:0]),
+      .wdata_i(sum),
+      .re_i   (part_valid),
+      .raddr_i(red_idx_q),
+      .rdata_o(red_acc_rdata)
+    );
+    fp_add #(
+      .TagWidth(1),
+      .Latency (AddLatency)
+    ) u_red_add (
+      .clk_i,
+      .rst_i,
+      .in_valid_i (red_add_in_q),
+      .in_ready_o (unused_red_ready),
+      .a_i        (red_part_q),
+      .b_i        ((has_rows_q && !red_zero_q) ? red_acc_rdata : engine_pkg::FP_NEG_ZERO),
+      .tag_i      (red_zero_q),
+      .out_valid_o(red_add_out),
+      .out_ready_i(1'b1),
+      .y_o        (red_sum),
+      .tag_o      (red_tag_out)
+    );
+    assign red_out_zero = red_tag_out[0];
+    logic unused_red;
+    assign unused_red = ^{unused_red_ready, add_tag_out[1]};
+  end else begin : g_red_shared
+    assign red_add_out  = add_tag_out[1] && add_out_valid;
+    assign red_out_zero = add_tag_out[0];
+    assign red_sum      = sum;
+  end
 
   // ------------------------------------------------------------ FW drain
   // Results of a step's last element (S sums: the added sums, row lr from the
@@ -586,8 +638,8 @@ module pe #(
     res_zero_d  = 1'b0;
     if (cfg_bw_q) begin
       res_valid_d[0]    = red_add_out;
-      res_zero_d        = add_tag_out[0];
-      res_data_d[31:0]  = sum;
+      res_zero_d        = red_out_zero;
+      res_data_d[31:0]  = red_sum;
     end else if (inject_q) begin
       res_valid_d[ResLane]           = 1'b1;
       res_data_d[ResLane*32 +: 32]   = res_rdata;
@@ -615,6 +667,7 @@ module pe #(
     if (PeIndex >= NumPe) $error("pe: PeIndex %0d >= NumPe %0d", PeIndex, NumPe);
     if (MulLatency < 1 || AddLatency < 1) $error("pe: operator latencies must be >= 1");
     if (WeightDepth < 2) $error("pe: WeightDepth must be >= 2");
+    if (RedAdder > 1) $error("pe: RedAdder %0d must be 0 or 1", RedAdder);
     if (!(ResLanes == 1 || (ResLanes == 4 && NumPe % 4 == 0)))
       $error("pe: ResLanes %0d must be 1, or 4 with NumPe %0d a multiple of 4", ResLanes, NumPe);
   end
@@ -625,9 +678,9 @@ module pe #(
       else $error("pe %0d: token kind %b is not one-hot", PeIndex, tok_kind_i);
       assert (!((is_elem || is_row) && issue_cnt_q > 1))
       else $error("pe %0d: new token while a MAC burst is still issuing", PeIndex);
-      assert (!(mac_acc_rd && part_valid))
+      assert (RedAdder != 0 || !(mac_acc_rd && part_valid))
       else $error("pe %0d: accumulator read port claimed by MAC and reduction", PeIndex);
-      assert (!(mac_add_in && red_add_in_q))
+      assert (RedAdder != 0 || !(mac_add_in && red_add_in_q))
       else $error("pe %0d: adder claimed by MAC and reduction in the same cycle", PeIndex);
       assert (!(comb_go && (mac_acc_rd || part_valid)))
       else $error("pe %0d: accumulator read port claimed by MAC and the sums' final adds", PeIndex);
@@ -639,6 +692,40 @@ module pe #(
       else $error("pe %0d: drained result collides with a relayed result", PeIndex);
       assert (!(is_elem && tok_last_i && drain_left_q != '0))
       else $error("pe %0d: new step's results before the previous drain finished", PeIndex);
+      assert (!(is_reduce && gen_cnt_q != '0))
+      else $error("pe %0d: REDUCE while the previous one's partials are still leaving", PeIndex);
+    end
+  end
+  // The order of a backward step's accumulator words (the sequencer's
+  // bw_reduce_gap and bw_after_reduce): the reduction reads word c only after
+  // each of the PE's rows of the step has written it, and the next step's
+  // first row writes it only after the reduction has read it. Reads see the
+  // writes of earlier cycles (prim_ram_1r1w), so a cycle's read is checked
+  // before its write counts. bw_writes[c]: rows written since the last read.
+  logic [AccDepth-1:0][RowsWidth:0] bw_writes_q;
+  logic                             red_reads;
+  logic [AccWidth-1:0]              mac_word;
+  assign red_reads = part_valid && has_rows_q && !part_zero;
+  assign mac_word  = info_add_out[AccWidth-1:0];
+  always_ff @(posedge clk_i) begin
+    if (rst_i) begin
+      bw_writes_q <= '0;
+    end else begin
+      if (red_reads) begin
+        assert (bw_writes_q[red_idx_q] == (RowsWidth + 1)'(rows_q))
+        else $error("pe %0d: reduction read word %0d after %0d of its %0d rows", PeIndex, red_idx_q,
+                    bw_writes_q[red_idx_q], rows_q);
+        bw_writes_q[red_idx_q] <= '0;
+      end
+      if (mac_add_out && !info_add_out[InfoWidth-2]) begin
+        if (info_add_out[AccWidth+1]) begin
+          assert (bw_writes_q[mac_word] == '0 || (red_reads && red_idx_q == mac_word))
+          else $error("pe %0d: a step's first row wrote word %0d before the reduction read it", PeIndex, mac_word);
+          bw_writes_q[mac_word] <= (RowsWidth + 1)'(1);
+        end else begin
+          bw_writes_q[mac_word] <= bw_writes_q[mac_word] + 1'b1;
+        end
+      end
     end
   end
 `endif

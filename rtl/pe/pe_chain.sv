@@ -30,6 +30,7 @@ module pe_chain #(
   parameter int unsigned Lanes       = 1,       // weight words per cycle
   parameter int unsigned RowLanes    = 1,       // BW delta rows per ROW token (1 or 4)
   parameter int unsigned ResLanes    = 1,       // FW result lanes (1, or 4 dividing NumPe)
+  parameter int unsigned RedAdder    = 0,       // 1: the BW reduction on an adder of its own per PE
   localparam int unsigned Groups      = (NumPe + Lanes - 1) / Lanes,
   localparam int unsigned GroupWidth  = (Groups > 1) ? $clog2(Groups) : 1,
   localparam int unsigned MaxRows     = (4 * MaxHidden + NumPe - 1) / NumPe,
@@ -195,7 +196,8 @@ module pe_chain #(
       .MulLatency (MulLatency),
       .AddLatency (AddLatency),
       .RowLanes   (RowLanes),
-      .ResLanes   (ResLanes)
+      .ResLanes   (ResLanes),
+      .RedAdder   (RedAdder)
     ) u_pe (
       .clk_i,
       .rst_i,

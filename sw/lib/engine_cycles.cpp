@@ -228,10 +228,19 @@ Schedule Schedule::of(const Config& cfg, const EngineTiming& t) {
   s.span_full = bw_wave_span(nc, s.pitch, s.lines);
   s.span_last = bw_wave_span(s.chains_last, s.pitch, s.lines);
   s.spacing_bw = std::max({h, la + 2, s.span_full});                                   // bw_wave_spacing
-  s.reduce_gap = std::max(std::max(h, la + 2) + lm + bw_skew_reduce(s.pitch, s.lines, lanes, la) + s.chains_last - 1,
-                          s.span_last);                                                // bw_reduce_gap
-  const int ared = h + bw_skew_next(gh, s.pitch, s.lines, lanes, la);                  // bw_after_reduce
-  s.after_reduce = ared > lm + 1 ? ared - lm : 1;
+  // bw_reduce_gap: on the MAC adder the partials wait for a PE's whole burst,
+  // on an adder of their own for the column's last MAC.
+  const int burst = std::max(h, la + 2);
+  s.reduce_gap = std::max((t.red_adder ? la + 2 : burst) + lm + bw_skew_reduce(s.pitch, s.lines, lanes, la) +
+                              s.chains_last - 1,
+                          s.span_last);
+  if (!t.red_adder) {  // bw_after_reduce: the partials pass before the new MACs use the adder
+    const int ared = h + bw_skew_next(gh, s.pitch, s.lines, lanes, la);
+    s.after_reduce = ared > lm + 1 ? ared - lm : 1;
+  } else {  // a first row writes column c after its partial read it; a burst after the last wave
+    const int ared = bw_skew_next(gh, s.pitch, s.lines, lanes, la);
+    s.after_reduce = std::max({ared > lm + la + 1 ? ared - lm - la : 1, burst - s.reduce_gap});
+  }
   return s;
 }
 

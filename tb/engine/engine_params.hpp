@@ -26,6 +26,10 @@
 #ifndef FARNN_PARAM_XpWords
 #define FARNN_PARAM_XpWords 4
 #endif
+// A build that does not name RedAdder reduces on the MAC adder (the RTL's default).
+#ifndef FARNN_PARAM_RedAdder
+#define FARNN_PARAM_RedAdder 0
+#endif
 
 namespace farnn::tb {
 
@@ -42,12 +46,13 @@ struct EngineParams {
   int row_lanes = FARNN_PARAM_RowLanes;  // 0: the default for the geometry
   int res_lanes = FARNN_PARAM_ResLanes;  // 0: the default for NumPe
   int xp_words = FARNN_PARAM_XpWords;    // Xp words a beat (1 or 4)
+  bool red_adder = FARNN_PARAM_RedAdder != 0;  // BW reduction on an adder of its own per PE
   engine::LoadLayout layout() const { return {num_pe, weight_lanes}; }
   int fifo_depth() const { return engine::stream_fifo_depth(max_hidden); }  // the engine's stream FIFOs
   // The cycle model's view of this engine, with a gate store answering after mem_latency cycles.
   engine::EngineTiming timing(int mem_latency) const {
     return {num_pe,     mul_latency, add_latency, mem_latency, fifo_depth(), weight_lanes,
-            num_chains, row_lanes,   res_lanes,   xp_words};
+            num_chains, row_lanes,   res_lanes,   xp_words,     red_adder};
   }
   std::string describe() const {
     return "NumPe=" + std::to_string(num_pe) + " NumChains=" + std::to_string(num_chains) + " WeightDepth=" + std::to_string(weight_depth) +
@@ -55,7 +60,7 @@ struct EngineParams {
            " MaxHidden=" + std::to_string(max_hidden) + " MaxBatch=" + std::to_string(max_batch) +
            " MulLatency=" + std::to_string(mul_latency) + " AddLatency=" + std::to_string(add_latency) +
            " RowLanes=" + std::to_string(timing(1).lanes()) + " ResLanes=" + std::to_string(timing(1).result_lanes()) +
-           " XpWords=" + std::to_string(xp_words);
+           " XpWords=" + std::to_string(xp_words) + " RedAdder=" + std::to_string(red_adder ? 1 : 0);
   }
 };
 

@@ -26,6 +26,7 @@ struct EngineTiming {
   int row_lanes = 0;      // BW delta rows a ROW token carries; 0: the engine's default (row_lanes())
   int res_lanes = 0;      // FW result lanes of the chain; 0: the engine's default (res_lanes())
   int xp_words = 4;       // Xp words a beat: 4 (a unit a beat, the engine's default) or 1
+  bool red_adder = false; // RedAdder: the backward reduction on an adder of its own per PE
   int chain_len() const { return num_pe / num_chains; }
   int lanes() const;      // row_lanes, or the default for this geometry
   int result_lanes() const;  // res_lanes, or the default for this geometry
