@@ -71,6 +71,7 @@ module core_regs (
   input  logic [7:0]  caps4_store_addr_width_i,  // ro [7:0]
   // CAPS5 (0x024)
   input  logic [15:0] caps5_num_chains_i,  // ro [15:0]
+  input  logic        caps5_red_adder_i,  // ro [16]
   // SCRATCH (0x040)
   output logic [31:0] scratch_o,  // rw
   output logic        scratch_we_o,  // we pulse
@@ -723,7 +724,7 @@ module core_regs (
       // CAPS3
       core_regs_pkg::REG_CAPS3: rd_data = {caps3_max_outstanding_i, caps3_num_windows_i, caps3_addr_width_i, 6'd0, caps3_cells_i};
       core_regs_pkg::REG_CAPS4: rd_data = {24'd0, caps4_store_addr_width_i};  // CAPS4
-      core_regs_pkg::REG_CAPS5: rd_data = {16'd0, caps5_num_chains_i};  // CAPS5
+      core_regs_pkg::REG_CAPS5: rd_data = {15'd0, caps5_red_adder_i, caps5_num_chains_i};  // CAPS5
       core_regs_pkg::REG_SCRATCH: rd_data = scratch_q;  // SCRATCH
       // CTRL
       core_regs_pkg::REG_CTRL: rd_data = {15'd0, ctrl_enable_q, 6'd0, ctrl_irq_error_en_q, ctrl_irq_done_en_q, 8'd0};

@@ -53,6 +53,8 @@ package core_regs_pkg;
   localparam logic [11:0] REG_CAPS5 = 12'h024;  // CAPS5 (ro)
   localparam int unsigned CAPS5_NUM_CHAINS_LSB = 0;  // ro
   localparam int unsigned CAPS5_NUM_CHAINS_WIDTH = 16;
+  localparam int unsigned CAPS5_RED_ADDER_LSB = 16;  // ro
+  localparam int unsigned CAPS5_RED_ADDER_WIDTH = 1;
   localparam logic [11:0] REG_SCRATCH = 12'h040;  // SCRATCH (rw)
 
   // ---- Control and status

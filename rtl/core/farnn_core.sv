@@ -23,6 +23,7 @@
 module farnn_core #(
   parameter int unsigned NumPe          = 4,
   parameter int unsigned NumChains      = 1,    // chains of NumPe/NumChains PEs (engine, pe_chain)
+  parameter int unsigned RedAdder       = 0,    // 1: each PE reduces on an adder of its own (CAPS5)
   parameter int unsigned WeightDepth    = 1024,
   parameter int unsigned NumBanks       = 2,
   parameter int unsigned WeightLanes    = 16,
@@ -187,6 +188,7 @@ module farnn_core #(
     .caps3_max_outstanding_i (8'(MaxOutstanding)),
     .caps4_store_addr_width_i(8'(StoreAddrWidth)),
     .caps5_num_chains_i      (16'(NumChains)),
+    .caps5_red_adder_i       (RedAdder != 0),
     .scratch_o               (unused_scratch),
     .scratch_we_o            (unused_scratch_we),
     .ctrl_soft_reset_o       (ctrl_soft_reset),
@@ -293,6 +295,7 @@ module farnn_core #(
     .MulLatency  (MulLatency),
     .AddLatency  (AddLatency),
     .XpWords     (4),             // Xp a unit a beat (u_in_gather)
+    .RedAdder    (RedAdder),
     .MemAddrWidth(StoreAddrWidth)
   ) u_engine (
     .clk_i,

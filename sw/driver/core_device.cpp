@@ -242,6 +242,7 @@ struct Core : std::enable_shared_from_this<Core> {
     caps.kind = opt.kind;
     caps.num_pe = static_cast<int>(field(c0, cr::kCaps0NumPeMask, cr::kCaps0NumPeShift));
     caps.num_chains = static_cast<int>(field(c5, cr::kCaps5NumChainsMask, cr::kCaps5NumChainsShift));
+    caps.red_adder = field(c5, cr::kCaps5RedAdderMask, cr::kCaps5RedAdderShift) != 0;
     caps.num_banks = static_cast<int>(field(c0, cr::kCaps0NumBanksMask, cr::kCaps0NumBanksShift));
     caps.weight_lanes = static_cast<int>(field(c0, cr::kCaps0WeightLanesMask, cr::kCaps0WeightLanesShift));
     caps.max_hidden = static_cast<int>(field(c1, cr::kCaps1MaxHiddenMask, cr::kCaps1MaxHiddenShift));

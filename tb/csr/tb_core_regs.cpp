@@ -116,6 +116,7 @@ std::map<std::string, Port> bind_ports(Vcore_regs& d) {
           FARNN_PORT(caps3_max_outstanding_i),
           FARNN_PORT(caps4_store_addr_width_i),
           FARNN_PORT(caps5_num_chains_i),
+          FARNN_PORT(caps5_red_adder_i),
           FARNN_PORT(scratch_o),
           FARNN_PORT(scratch_we_o),
           FARNN_PORT(ctrl_soft_reset_o),

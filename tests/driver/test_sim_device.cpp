@@ -367,9 +367,10 @@ TEST(SimDevice, VersionDecidesWhatTheDriverReads) {
     auto link = std::make_unique<SharedLink>(card);
     SharedLink* l = link.get();
     link->override_register(cr::kRegVersion, 0x00010000u);
-    link->override_register(cr::kRegCaps5, 0x7u);  // what a 1.0 map may hold there
+    link->override_register(cr::kRegCaps5, 0x10007u);  // what a 1.0 map may hold there
     auto dev = driver::open_core_device(std::move(link), driver::CoreOptions{});
     EXPECT_EQ(dev->caps().num_chains, 1);
+    EXPECT_FALSE(dev->caps().red_adder);
     EXPECT_FALSE(l->was_read(cr::kRegCaps5));
   }
   {
@@ -377,7 +378,15 @@ TEST(SimDevice, VersionDecidesWhatTheDriverReads) {
     SharedLink* l = link.get();
     auto dev = driver::open_core_device(std::move(link), driver::CoreOptions{});
     EXPECT_EQ(dev->caps().num_chains, kCore.num_chains);
+    EXPECT_FALSE(dev->caps().red_adder);  // the P4 core reduces on the MAC adder
     EXPECT_TRUE(l->was_read(cr::kRegCaps5));
+  }
+  {  // a 1.1 core built with RedAdder: CAPS5 bit 16
+    auto link = std::make_unique<SharedLink>(card);
+    link->override_register(cr::kRegCaps5, (1u << cr::kCaps5RedAdderShift) | static_cast<uint32_t>(kCore.num_chains));
+    auto dev = driver::open_core_device(std::move(link), driver::CoreOptions{});
+    EXPECT_TRUE(dev->caps().red_adder);
+    EXPECT_EQ(dev->caps().num_chains, kCore.num_chains);
   }
 }
 

@@ -1,6 +1,7 @@
 // engine_scale: the cycle model (sw/lib/engine_cycles.cpp) at device-scale
 // design points that cannot be Verilated in reasonable time. For each point
-// (name, NumPe, NumChains), LSTM and GRU, H in {64, 128, 256, 512, 1024} and
+// (name, NumPe, NumChains, and `red` where the PEs reduce on an adder of their
+// own: the engine's RedAdder), LSTM and GRU, H in {64, 128, 256, 512, 1024} and
 // B in {1, 4, 16}, T = 20: FORWARD and BACKWARD cycles per step, the MAC bound
 // per step (G*H*H*B / NumPe), MAC utilization and microseconds per step at the
 // clock `make synth` estimates (or --clock-mhz). The latencies are the P16 and
@@ -9,7 +10,7 @@
 // Besides the command's cycles per step (fill and final drain included), it
 // gives the steady cycles per step: what a step adds to a running command,
 // (cycles at 2T - cycles at T) / T, and its overhead above the MAC bound.
-//   engine_scale --point vu9p:816:51 --point u250:1200:75 --json out.json
+//   engine_scale --point vu9p:816:51 --point u250:1200:75 --point p1024r:1024:64:red --json out.json
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <cstdio>
@@ -33,6 +34,7 @@ constexpr int kMulLatency = 3, kAddLatency = 4, kStoreLatency = 30, kSteps = 20;
 struct Point {
   std::string name;
   int pes = 0, chains = 0;
+  bool red_adder = false;
 };
 
 Point parse_point(const std::string& s) {
@@ -40,9 +42,17 @@ Point parse_point(const std::string& s) {
   if (a == std::string::npos || b == std::string::npos)
     throw std::invalid_argument("--point " + s + ": expected NAME:PES:CHAINS");
   Point p{s.substr(0, a)};
+  const size_t c = s.find(':', b + 1);
+  if (c != std::string::npos) {
+    if (s.substr(c + 1) != "red") throw std::invalid_argument("--point " + s + ": the fourth field may only be `red`");
+    p.red_adder = true;
+  }
   try {
+    size_t used = 0;
+    const std::string chains = s.substr(b + 1, c == std::string::npos ? std::string::npos : c - b - 1);
     p.pes = std::stoi(s.substr(a + 1, b - a - 1));
-    p.chains = std::stoi(s.substr(b + 1));
+    p.chains = std::stoi(chains, &used);
+    if (used != chains.size()) throw std::invalid_argument(chains);
   } catch (const std::exception&) {
     throw std::invalid_argument("--point " + s + ": PES and CHAINS must be integers");
   }
@@ -57,7 +67,7 @@ int main(int argc, char** argv) {
   std::string json_path = "engine_scale.json";
   double clock_mhz = 0;
   CLI::App app{"FARNN engine cycle model at device-scale design points"};
-  app.add_option("--point", specs, "NAME:PES:CHAINS (repeat for several)")->required();
+  app.add_option("--point", specs, "NAME:PES:CHAINS[:red] (repeat for several; red: RedAdder)")->required();
   app.add_option("--json", json_path, "output file");
   app.add_option("--clock-mhz", clock_mhz, "clock for the projected times (default: the make synth estimate)")
       ->check(CLI::PositiveNumber);
@@ -82,8 +92,9 @@ int main(int argc, char** argv) {
         for (int h : {64, 128, 256, 512, 1024}) {
           for (int b : {1, 4, 16}) {
             const engine::Config cfg{cell, h, b, kSteps, pt.pes}, cfg2{cell, h, b, 2 * kSteps, pt.pes};
-            const engine::EngineTiming t{pt.pes, kMulLatency, kAddLatency, kStoreLatency,
-                                         engine::stream_fifo_depth(h), 16, pt.chains};
+            engine::EngineTiming t{pt.pes, kMulLatency, kAddLatency, kStoreLatency,
+                                   engine::stream_fifo_depth(h), 16, pt.chains};
+            t.red_adder = pt.red_adder;
             const uint64_t fw_t = engine::forward_cycles(cfg, t), bw_t = engine::backward_cycles(cfg, t);
             const double fw = static_cast<double>(fw_t) / kSteps, bw = static_cast<double>(bw_t) / kSteps;
             const double fw_steady = static_cast<double>(engine::forward_cycles(cfg2, t) - fw_t) / kSteps;
@@ -109,7 +120,11 @@ int main(int argc, char** argv) {
           }
         }
       }
-      out["points"].push_back(json{{"name", pt.name}, {"num_pe", pt.pes}, {"num_chains", pt.chains}, {"rows", rows}});
+      out["points"].push_back(json{{"name", pt.name},
+                                   {"num_pe", pt.pes},
+                                   {"num_chains", pt.chains},
+                                   {"red_adder", pt.red_adder},
+                                   {"rows", rows}});
     }
     std::ofstream(json_path) << out.dump(2) << "\n";
     std::printf("wrote %s\n", json_path.c_str());

@@ -104,6 +104,8 @@ int cmd_info(const std::string& uri) {
   std::printf("description:   %s\n", c.description.c_str());
   std::printf("PEs:           %d in %d chain%s\nbanks:         %d (%d words per PE each)\n", c.num_pe, c.num_chains,
               c.num_chains == 1 ? "" : "s", c.num_banks, c.weight_depth);
+  if (c.kind != "model")
+    std::printf("reduction:     %s\n", c.red_adder ? "an adder of its own per PE" : "on the MAC adder");
   std::printf("max hidden:    %d (resident: LSTM %d, GRU %d)\n", c.max_hidden,
               c.max_resident_hidden(CellKind::kLstm), c.max_resident_hidden(CellKind::kGru));
   std::printf("max batch:     %d\nmax steps:     %d\ncard memory:   %llu MiB\n", c.max_batch, c.max_steps,

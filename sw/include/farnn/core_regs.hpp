@@ -143,6 +143,9 @@ inline constexpr uint32_t kCaps4StoreAddrWidthMask = 0x000000FFu;
 inline constexpr unsigned kCaps5NumChainsShift = 0;
 inline constexpr unsigned kCaps5NumChainsWidth = 16;
 inline constexpr uint32_t kCaps5NumChainsMask = 0x0000FFFFu;
+inline constexpr unsigned kCaps5RedAdderShift = 16;
+inline constexpr unsigned kCaps5RedAdderWidth = 1;
+inline constexpr uint32_t kCaps5RedAdderMask = 0x00010000u;
 inline constexpr unsigned kCtrlSoftResetShift = 0;
 inline constexpr unsigned kCtrlSoftResetWidth = 1;
 inline constexpr uint32_t kCtrlSoftResetMask = 0x00000001u;
@@ -541,6 +544,7 @@ inline constexpr FieldInfo kCaps4Fields[] = {
 };
 inline constexpr FieldInfo kCaps5Fields[] = {
     {"num_chains", 0, 16, Access::kRo, 0},
+    {"red_adder", 16, 1, Access::kRo, 0},
 };
 inline constexpr FieldInfo kScratchFields[] = {
     {"value", 0, 32, Access::kRw, 0},

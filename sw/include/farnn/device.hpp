@@ -136,6 +136,7 @@ struct Capabilities {
   std::string description;  // one line for `farnn info`
   int num_pe = 0;
   int num_chains = 1;       // chains of num_pe / num_chains PEs: the backward's reduction order
+  bool red_adder = false;   // each PE reduces on an adder of its own: a faster backward, same results
   int num_banks = 0;
   int weight_lanes = 0;
   int max_hidden = 0;
