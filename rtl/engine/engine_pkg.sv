@@ -211,10 +211,14 @@ package engine_pkg;
   endfunction
   // BW: start-to-start spacing of the waves of delta rows: a PE's H MACs per
   // row, the adder's revisit distance, the wave's tokens.
+  // BW: a PE's MAC burst for one row: H MACs, at least the adder's revisit
+  // distance apart.
+  function automatic int unsigned bw_burst(input int unsigned hidden, input int unsigned add_lat);
+    bw_burst = (hidden > add_lat + 2) ? hidden : add_lat + 2;
+  endfunction
   function automatic int unsigned bw_wave_spacing(input int unsigned hidden, input int unsigned wave_span,
                                                   input int unsigned add_lat);
-    bw_wave_spacing = hidden;
-    if (bw_wave_spacing < add_lat + 2) bw_wave_spacing = add_lat + 2;
+    bw_wave_spacing = bw_burst(hidden, add_lat);
     if (bw_wave_spacing < wave_span) bw_wave_spacing = wave_span;
   endfunction
   // BW: the last wave's start to the REDUCE token: every PE's MACs of the
@@ -231,7 +235,7 @@ package engine_pkg;
                                                 input int unsigned mul_lat, input int unsigned add_lat,
                                                 input bit red_adder);
     int unsigned span, burst;
-    burst = (hidden > add_lat + 2 && !red_adder) ? hidden : add_lat + 2;
+    burst = red_adder ? add_lat + 2 : bw_burst(hidden, add_lat);
     bw_reduce_gap = burst + mul_lat + bw_skew_reduce(pitch, lp, lines, lanes, add_lat) + chains_reached - 1;
     span = bw_wave_span(chains_reached, lp);
     if (bw_reduce_gap < span) bw_reduce_gap = span;
@@ -241,22 +245,22 @@ package engine_pkg;
   // On an adder of its own: a new step's first row writes column c after
   // the partial of column c has read it (H + AddLatency cycles earlier than
   // the adder's rule allows), and the new wave starts no sooner than a PE's
-  // burst after the last wave's start (the REDUCE is bw_reduce_gap after it).
+  // burst after the last wave's start (the REDUCE is reduce_gap, the
+  // command's bw_reduce_gap, after it).
   function automatic int unsigned bw_after_reduce(input int unsigned hidden, input int unsigned gate_rows,
                                                   input int unsigned pitch, input int unsigned lp,
                                                   input int unsigned lines, input int unsigned lanes,
                                                   input int unsigned mul_lat, input int unsigned add_lat,
-                                                  input int unsigned chains_reached, input bit red_adder);
-    int unsigned burst, gap;
+                                                  input int unsigned reduce_gap, input bit red_adder);
+    int unsigned burst;
     if (!red_adder) begin
       bw_after_reduce = hidden + bw_skew_next(gate_rows, pitch, lp, lines, lanes, add_lat);
       bw_after_reduce = (bw_after_reduce > mul_lat + 1) ? bw_after_reduce - mul_lat : 1;
     end else begin
       bw_after_reduce = bw_skew_next(gate_rows, pitch, lp, lines, lanes, add_lat);
       bw_after_reduce = (bw_after_reduce > mul_lat + add_lat + 1) ? bw_after_reduce - mul_lat - add_lat : 1;
-      burst = (hidden > add_lat + 2) ? hidden : add_lat + 2;
-      gap   = bw_reduce_gap(hidden, chains_reached, pitch, lp, lines, lanes, mul_lat, add_lat, red_adder);
-      if (burst > gap && burst - gap > bw_after_reduce) bw_after_reduce = burst - gap;
+      burst = bw_burst(hidden, add_lat);
+      if (burst > reduce_gap && burst - reduce_gap > bw_after_reduce) bw_after_reduce = burst - reduce_gap;
     end
   endfunction
 

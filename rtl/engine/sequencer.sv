@@ -424,6 +424,7 @@ module sequencer #(
   logic [31:0]   q_last;                 // chains the last wave reaches (S_DERIVE)
   logic [31:0]   pitch_r, lp_r;          // the command's grid pitch, (Lines - 1) * pitch
   logic [31:0]   span_full, span_last;   // a full and the last wave's token span (S_DERIVE)
+  logic [31:0]   red_gap;                // the last wave's start to the REDUCE (S_DERIVE)
   // The pitch and its one product are registered from H as it stands: H is
   // loaded as the command leaves S_IDLE, pitch_r a cycle later and lp_r two;
   // S_DERIVE comes at least three cycles after H (S_SETUP, S_LENGTHS and
@@ -436,6 +437,8 @@ module sequencer #(
                   ((((rem_q == 0) ? NumPe : 32'(rem_q)) - 1) >> ChainBits) + 1;
   assign span_full = engine_pkg::bw_wave_span(NumChains, lp_r);
   assign span_last = engine_pkg::bw_wave_span(q_last, lp_r);
+  assign red_gap   = engine_pkg::bw_reduce_gap(32'(hid_q), q_last, pitch_r, lp_r, Lines, RowLanes, Lm, La,
+                                               RedAdder != 0);
   assign need      = CrW'(hid_q);
   assign fw_last_t = tl_q[BWidth'(b_q)];            // the sequence's last step
   assign bw_final  = fin_q;
@@ -575,6 +578,17 @@ module sequencer #(
   logic can_end, watched;
   assign can_end = (state_q != S_IDLE) && (state_q != S_ABORT) && (state_q != S_DONE);
   assign watched = running || (state_q == S_SKIP);
+  logic wd_fire;  // the watchdog's limit is reached
+  assign wd_fire = (wd_lim_q != 0) && (wd_q >= wd_lim_q);
+  // S_DRAIN's exit: every unit came back and the datapath is idle. A FORWARD
+  // that leaves S_DRAIN this way, not ended by an abort, a framing error or
+  // the watchdog in the same cycle, becomes a record. rec_now_q is set from
+  // these registered conditions directly, not from state_d, whose S_RUN
+  // logic (step ends, credits) is the sequencer's deepest.
+  logic drained, fw_records;
+  assign drained    = (units_q == uend_q) && drain_idle_i;
+  assign fw_records = (state_q == S_DRAIN) && is_fw && drained &&
+                      !(abort_i || xp_bad_q || dh_bad_q || wd_fire);
 
   // ----------------------------------------------------------------- main
   always_comb begin
@@ -782,10 +796,9 @@ module sequencer #(
         s_bw_d   = 16'(engine_pkg::bw_wave_spacing(32'(hid_q), span_full, La) - span_full);
         q_last_d = 16'(q_last);
         q_lm1_d  = 16'(q_last - 1);
-        s_red_d  = 16'(engine_pkg::bw_reduce_gap(32'(hid_q), q_last, pitch_r, lp_r, Lines, RowLanes, Lm, La,
-                                                 RedAdder != 0) - span_last);
+        s_red_d  = 16'(red_gap - span_last);
         s_ared_d = 16'(engine_pkg::bw_after_reduce(32'(hid_q), 32'(gh_q), pitch_r, lp_r, Lines, RowLanes, Lm, La,
-                                                   q_last, RedAdder != 0));
+                                                   red_gap, RedAdder != 0));
         state_d  = S_PRODUCT;
       end
 
@@ -1054,7 +1067,7 @@ module sequencer #(
 
       // Wait for the activation unit, the output streams and the gate store.
       S_DRAIN: begin
-        if (units_q == uend_q && drain_idle_i) begin
+        if (drained) begin
           state_d = S_DONE;
         end else if (units_q == uend_q) begin
           stall = 4'b0010;
@@ -1102,7 +1115,7 @@ module sequencer #(
       if (state_q == S_SKIP) begin
         if (abort_i) begin
           state_d = S_DONE;
-        end else if (wd_lim_q != 0 && wd_q >= wd_lim_q) begin
+        end else if (wd_fire) begin
           status_d = engine_pkg::ERR_TIMEOUT;
           state_d  = S_DONE;
         end
@@ -1123,14 +1136,14 @@ module sequencer #(
         state_d  = S_ABORT;
       end else if (state_err) begin
         // a framing error on the state stream, set above
-      end else if (wd_lim_q != 0 && wd_q >= wd_lim_q) begin
+      end else if (wd_fire) begin
         status_d = engine_pkg::ERR_TIMEOUT;
         unit_d   = waiting_on;
         skip_d   = engine_pkg::UNIT_NONE;
         state_d  = S_ABORT;
       end
       if (state_q != S_SKIP && (abort_i || state_err || xp_bad_q || dh_bad_q ||
-                                (wd_lim_q != 0 && wd_q >= wd_lim_q))) begin
+                                wd_fire)) begin
         fl_d = 8'(FlushCycles - 1);  // the command ends now (S_ABORT next)
       end
     end
@@ -1255,7 +1268,7 @@ module sequencer #(
       fr_ok_q    <= fr_ok_d;
       fr_next_q  <= fr_next_d;
       fr_void_q  <= fr_void_d;
-      rec_now_q  <= state_q == S_DRAIN && state_d == S_DONE && is_fw;
+      rec_now_q  <= fw_records;
       tk_valid_q <= tk_valid_d;
       op_q       <= op_d;
       cell_q     <= cell_d;
@@ -1442,6 +1455,8 @@ module sequencer #(
       end
       assert (spc_q == (since_q >= l_res_q))
       else $error("sequencer: the registered spacing flag differs from the counter");
+      assert (fw_records == (state_q == S_DRAIN && state_d == S_DONE && is_fw))
+      else $error("sequencer: the record condition differs from the drain's exit to S_DONE");
       assert (rv_cur == (is_gru ? 3 : 4) * dv_cur)
       else $error("sequencer: the rows-done counter differs from the units-done counter");
       assert (!(pv_we && dv_diff[CW-1] && $signed(dv_diff) < $signed(CW'(DV_LOW))))
