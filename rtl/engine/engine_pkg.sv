@@ -209,13 +209,13 @@ package engine_pkg;
       row_lanes = 4;
     else row_lanes = 1;
   endfunction
-  // BW: start-to-start spacing of the waves of delta rows: a PE's H MACs per
-  // row, the adder's revisit distance, the wave's tokens.
   // BW: a PE's MAC burst for one row: H MACs, at least the adder's revisit
   // distance apart.
   function automatic int unsigned bw_burst(input int unsigned hidden, input int unsigned add_lat);
     bw_burst = (hidden > add_lat + 2) ? hidden : add_lat + 2;
   endfunction
+  // BW: start-to-start spacing of the waves of delta rows: a PE's H MACs per
+  // row, the adder's revisit distance, the wave's tokens.
   function automatic int unsigned bw_wave_spacing(input int unsigned hidden, input int unsigned wave_span,
                                                   input int unsigned add_lat);
     bw_wave_spacing = bw_burst(hidden, add_lat);

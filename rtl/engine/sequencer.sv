@@ -580,15 +580,18 @@ module sequencer #(
   assign watched = running || (state_q == S_SKIP);
   logic wd_fire;  // the watchdog's limit is reached
   assign wd_fire = (wd_lim_q != 0) && (wd_q >= wd_lim_q);
+  // A cause that ends a running command in this cycle (S_STATE adds its
+  // framing error, state_err, below).
+  logic ends_now;
+  assign ends_now = abort_i || xp_bad_q || dh_bad_q || wd_fire;
   // S_DRAIN's exit: every unit came back and the datapath is idle. A FORWARD
-  // that leaves S_DRAIN this way, not ended by an abort, a framing error or
-  // the watchdog in the same cycle, becomes a record. rec_now_q is set from
-  // these registered conditions directly, not from state_d, whose S_RUN
-  // logic (step ends, credits) is the sequencer's deepest.
+  // that leaves S_DRAIN this way, not ended in the same cycle, becomes a
+  // record. rec_now_q is set from these registered conditions directly, not
+  // from state_d, whose S_RUN logic (step ends, credits) is the sequencer's
+  // deepest.
   logic drained, fw_records;
   assign drained    = (units_q == uend_q) && drain_idle_i;
-  assign fw_records = (state_q == S_DRAIN) && is_fw && drained &&
-                      !(abort_i || xp_bad_q || dh_bad_q || wd_fire);
+  assign fw_records = (state_q == S_DRAIN) && is_fw && drained && !ends_now;
 
   // ----------------------------------------------------------------- main
   always_comb begin
@@ -1142,8 +1145,7 @@ module sequencer #(
         skip_d   = engine_pkg::UNIT_NONE;
         state_d  = S_ABORT;
       end
-      if (state_q != S_SKIP && (abort_i || state_err || xp_bad_q || dh_bad_q ||
-                                wd_fire)) begin
+      if (state_q != S_SKIP && (ends_now || state_err)) begin
         fl_d = 8'(FlushCycles - 1);  // the command ends now (S_ABORT next)
       end
     end
