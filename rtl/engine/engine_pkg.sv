@@ -240,6 +240,16 @@ package engine_pkg;
     span = bw_wave_span(chains_reached, lp);
     if (bw_reduce_gap < span) bw_reduce_gap = span;
   endfunction
+  // BW, RedAdder: the rule of bw_after_reduce below for a given skew of the
+  // next wave's earliest token (grid or row order).
+  function automatic int unsigned bw_red_after_reduce(input int unsigned hidden, input int unsigned skew_next,
+                                                      input int unsigned mul_lat, input int unsigned add_lat,
+                                                      input int unsigned reduce_gap);
+    int unsigned burst;
+    bw_red_after_reduce = (skew_next > mul_lat + add_lat + 1) ? skew_next - mul_lat - add_lat : 1;
+    burst = bw_burst(hidden, add_lat);
+    if (burst > reduce_gap && burst - reduce_gap > bw_red_after_reduce) bw_red_after_reduce = burst - reduce_gap;
+  endfunction
   // BW: the REDUCE token to the next wave. On the MAC adder: the reduction
   // partials have passed a PE (H of them) before its new MACs use the adder.
   // On an adder of its own: a new step's first row writes column c after
@@ -252,16 +262,43 @@ package engine_pkg;
                                                   input int unsigned lines, input int unsigned lanes,
                                                   input int unsigned mul_lat, input int unsigned add_lat,
                                                   input int unsigned reduce_gap, input bit red_adder);
-    int unsigned burst;
     if (!red_adder) begin
       bw_after_reduce = hidden + bw_skew_next(gate_rows, pitch, lp, lines, lanes, add_lat);
       bw_after_reduce = (bw_after_reduce > mul_lat + 1) ? bw_after_reduce - mul_lat : 1;
     end else begin
-      bw_after_reduce = bw_skew_next(gate_rows, pitch, lp, lines, lanes, add_lat);
-      bw_after_reduce = (bw_after_reduce > mul_lat + add_lat + 1) ? bw_after_reduce - mul_lat - add_lat : 1;
-      burst = bw_burst(hidden, add_lat);
-      if (burst > reduce_gap && burst - reduce_gap > bw_after_reduce) bw_after_reduce = burst - reduce_gap;
+      bw_after_reduce = bw_red_after_reduce(hidden, bw_skew_next(gate_rows, pitch, lp, lines, lanes, add_lat),
+                                            mul_lat, add_lat, reduce_gap);
     end
+  endfunction
+
+  // BW in row order: a command of one sequence on PEs with adders of their
+  // own and 4-row tokens sends a wave's tokens in row order, chain by chain
+  // (group m of chain q at q*lines + m, one a cycle, no pitch). At batch 1 a
+  // wave's units arrive a unit a cycle from the previous step's reduction,
+  // and row order asks for them in that order, where the grid's first line
+  // already needs a unit of every chain (nearly all of them). The REDUCE then
+  // waits for the last chain's first group, (chains - 1) * lines cycles
+  // after the wave starts, against the sweep; the next wave's earliest token
+  // is group lines - 1 of chain 0, which the sweep reaches
+  // (lines - 1) * (lanes * (AddLatency + 1) - 1) cycles after the token.
+  // The grid stays where a second sequence fills the reduction's latency, or
+  // where the reduction runs on the MAC adder (docs/decisions.md, "row order").
+  function automatic bit bw_row_order(input bit red_adder, input int unsigned lanes, input int unsigned batch);
+    bw_row_order = red_adder && lanes == 4 && batch == 1;
+  endfunction
+  function automatic int unsigned bw_rows_span(input int unsigned chains_reached, input int unsigned lines);
+    bw_rows_span = chains_reached * lines;
+  endfunction
+  function automatic int unsigned bw_rows_reduce_gap(input int unsigned chains_reached, input int unsigned lines,
+                                                     input int unsigned mul_lat, input int unsigned add_lat);
+    bw_rows_reduce_gap = add_lat + 2 + mul_lat + (chains_reached - 1) * lines;
+    if (bw_rows_reduce_gap < bw_rows_span(chains_reached, lines))
+      bw_rows_reduce_gap = bw_rows_span(chains_reached, lines);
+  endfunction
+  function automatic int unsigned bw_rows_skew_next(input int unsigned gate_rows, input int unsigned lines,
+                                                    input int unsigned lanes, input int unsigned add_lat);
+    bw_rows_skew_next = ((gate_rows < lanes) ? gate_rows - 1 : lanes - 1) * (add_lat + 1) +
+                        (lines - 1) * (lanes * (add_lat + 1) - 1);
   endfunction
 
   // The chains (pe_chain): NumChains (<= 512) chains of NumPe / NumChains PEs,

@@ -8,7 +8,8 @@
 //   BACKWARD  loads the initial carry, then for t from the longest length
 //             down, for each b with t < length b: the waves of delta rows
 //             (P rows each, one per PE, RowLanes rows a ROW token, sent in
-//             the grid of engine_pkg's "BW: ROW tokens") and a REDUCE token; a
+//             the grid of engine_pkg's "BW: ROW tokens", or in row order
+//             where engine_pkg::bw_row_order says so) and a REDUCE token; a
 //             sequence's first backward step (t = length - 1) reduces zeros,
 //             and a final reduction per sequence yields dh0. Gate-store
 //             records are prefetched in backward order.
@@ -429,16 +430,21 @@ module sequencer #(
   // loaded as the command leaves S_IDLE, pitch_r a cycle later and lp_r two;
   // S_DERIVE comes at least three cycles after H (S_SETUP, S_LENGTHS and
   // S_DIVIDE take one or more each), when both hold the command's values.
+  // Row order (engine_pkg::bw_row_order) is registered from the batch as it
+  // stands, like the pitch: the batch is loaded as the command leaves S_IDLE.
+  logic rowo_q;
   always_ff @(posedge clk_i) begin
     pitch_r <= engine_pkg::bw_pitch(32'(hid_q), NumChains, Lines, RowLanes, La);
     lp_r    <= engine_pkg::bw_line_span(pitch_r, Lines);
+    rowo_q  <= engine_pkg::bw_row_order(RedAdder != 0, RowLanes, 32'(bat_q));
   end
   assign q_last = (NumChains == 1) ? 32'd1 :
                   ((((rem_q == 0) ? NumPe : 32'(rem_q)) - 1) >> ChainBits) + 1;
-  assign span_full = engine_pkg::bw_wave_span(NumChains, lp_r);
-  assign span_last = engine_pkg::bw_wave_span(q_last, lp_r);
-  assign red_gap   = engine_pkg::bw_reduce_gap(32'(hid_q), q_last, pitch_r, lp_r, Lines, RowLanes, Lm, La,
-                                               RedAdder != 0);
+  assign span_full = rowo_q ? engine_pkg::bw_rows_span(NumChains, Lines) : engine_pkg::bw_wave_span(NumChains, lp_r);
+  assign span_last = rowo_q ? engine_pkg::bw_rows_span(q_last, Lines) : engine_pkg::bw_wave_span(q_last, lp_r);
+  assign red_gap   = rowo_q ? engine_pkg::bw_rows_reduce_gap(q_last, Lines, Lm, La) :
+                              engine_pkg::bw_reduce_gap(32'(hid_q), q_last, pitch_r, lp_r, Lines, RowLanes, Lm, La,
+                                                        RedAdder != 0);
   assign need      = CrW'(hid_q);
   assign fw_last_t = tl_q[BWidth'(b_q)];            // the sequence's last step
   assign bw_final  = fin_q;
@@ -458,7 +464,7 @@ module sequencer #(
       line_k_d = '0;
     end else begin
       unique case (grid_move)
-        2'd1: grp_k_d = grp_k_q + (18'd1 << ChainBits);
+        2'd1: grp_k_d = grp_k_q + (rowo_q ? 18'(RowLanes) : (18'd1 << ChainBits));
         2'd2: begin
           grp_k_d  = line_k_q + (18'd1 << LaneBits);
           line_k_d = line_k_q + (18'd1 << LaneBits);
@@ -800,7 +806,11 @@ module sequencer #(
         q_last_d = 16'(q_last);
         q_lm1_d  = 16'(q_last - 1);
         s_red_d  = 16'(red_gap - span_last);
-        s_ared_d = 16'(engine_pkg::bw_after_reduce(32'(hid_q), 32'(gh_q), pitch_r, lp_r, Lines, RowLanes, Lm, La,
+        s_ared_d = rowo_q ?
+                   16'(engine_pkg::bw_red_after_reduce(32'(hid_q),
+                                                       engine_pkg::bw_rows_skew_next(32'(gh_q), Lines, RowLanes, La),
+                                                       Lm, La, red_gap)) :
+                   16'(engine_pkg::bw_after_reduce(32'(hid_q), 32'(gh_q), pitch_r, lp_r, Lines, RowLanes, Lm, La,
                                                    red_gap, RedAdder != 0));
         state_d  = S_PRODUCT;
       end
@@ -999,13 +1009,21 @@ module sequencer #(
                 tk_lane_d  = grp_k_q[1:0];
                 gc_d       = gc_q + 1'b1;
                 grid_move  = 2'd1;
-                if (line_end) begin
+                if (rowo_q) begin  // row order: the groups of a chain, then the next chain
+                  gc_d = gc_q;
+                  gl_d = gl_q + 1'b1;
+                  if (32'(gl_q) == Lines - 1) begin
+                    gc_d = gc_q + 1'b1;
+                    gl_d = '0;
+                  end
+                end else if (line_end) begin
                   gc_d   = '0;
                   gl_d   = gl_q + 1'b1;
                   grid_move = 2'd2;
                   wait_d = 32'(pitch_q) - 32'(chains_w);
                 end
                 if (wave_end) begin
+                  gc_d     = '0;
                   gl_d     = '0;
                   w_d      = w_q + 1;
                   grid_move = 2'd3;

@@ -154,6 +154,22 @@ int bw_skew_next(int gate_rows, int pitch, int lines, int lanes, int la) {
   return pitch < lanes * (la + 1) ? skew + (lines - 1) * (lanes * (la + 1) - pitch) : skew;
 }
 
+// engine_pkg's row order, by the same names: one sequence on adders of their
+// own with 4-row tokens; a wave's tokens chain by chain, one a cycle.
+bool bw_row_order(bool red_adder, int lanes, int batch) { return red_adder && lanes == 4 && batch == 1; }
+int bw_rows_span(int chains, int lines) { return chains * lines; }
+int bw_rows_reduce_gap(int chains, int lines, int lm, int la) {
+  return std::max(la + 2 + lm + (chains - 1) * lines, bw_rows_span(chains, lines));
+}
+int bw_rows_skew_next(int gate_rows, int lines, int lanes, int la) {
+  return (std::min(gate_rows, lanes) - 1) * (la + 1) + (lines - 1) * (lanes * (la + 1) - 1);
+}
+// bw_red_after_reduce: a first row writes column c after its partial read
+// it; a burst after the last wave.
+int bw_red_after_reduce(int h, int skew_next, int lm, int la, int reduce_gap) {
+  return std::max(skew_next > lm + la + 1 ? skew_next - lm - la : 1, std::max(h, la + 2) - reduce_gap);
+}
+
 void check(const Config& cfg, const EngineTiming& t) {
   if (cfg.hidden < 1 || cfg.batch < 1 || cfg.steps < 1 || t.num_pe < 1 || t.mul_latency < 1 ||
       t.add_latency < 1 || t.mem_latency < 1 || t.fifo_depth < 2 * cfg.hidden) {
@@ -225,6 +241,15 @@ Schedule Schedule::of(const Config& cfg, const EngineTiming& t) {
   s.lines = len / lanes;
   s.pitch = bw_pitch(h, nc, s.lines, lanes, la);
   s.chains_last = nc == 1 ? 1 : (tokens_last - 1) / len + 1;
+  s.row_order = bw_row_order(t.red_adder, lanes, cfg.batch);
+  if (s.row_order) {
+    s.span_full = bw_rows_span(nc, s.lines);
+    s.span_last = bw_rows_span(s.chains_last, s.lines);
+    s.reduce_gap = bw_rows_reduce_gap(s.chains_last, s.lines, lm, la);
+    s.after_reduce = bw_red_after_reduce(h, bw_rows_skew_next(gh, s.lines, lanes, la), lm, la, s.reduce_gap);
+    s.spacing_bw = std::max({h, la + 2, s.span_full});  // bw_wave_spacing
+    return s;
+  }
   s.span_full = bw_wave_span(nc, s.pitch, s.lines);
   s.span_last = bw_wave_span(s.chains_last, s.pitch, s.lines);
   s.spacing_bw = std::max({h, la + 2, s.span_full});                                   // bw_wave_spacing
@@ -237,9 +262,8 @@ Schedule Schedule::of(const Config& cfg, const EngineTiming& t) {
   if (!t.red_adder) {  // bw_after_reduce: the partials pass before the new MACs use the adder
     const int ared = h + bw_skew_next(gh, s.pitch, s.lines, lanes, la);
     s.after_reduce = ared > lm + 1 ? ared - lm : 1;
-  } else {  // a first row writes column c after its partial read it; a burst after the last wave
-    const int ared = bw_skew_next(gh, s.pitch, s.lines, lanes, la);
-    s.after_reduce = std::max({ared > lm + la + 1 ? ared - lm - la : 1, burst - s.reduce_gap});
+  } else {
+    s.after_reduce = bw_red_after_reduce(h, bw_skew_next(gh, s.pitch, s.lines, lanes, la), lm, la, s.reduce_gap);
   }
   return s;
 }
@@ -343,22 +367,30 @@ u64 backward_cycles(const Config& cfg, const EngineTiming& t) {
     if (!zero_step(order[n])) {
       // Waves of delta rows of the sequence's previous step: wave w carries
       // rows w*P .. w*P+P-1 in a grid of lines (group m4 of every chain the
-      // wave reaches, one token a cycle, lines `pitch` apart); a group needs
+      // wave reaches, one token a cycle, lines `pitch` apart) or in row order
+      // (a chain's groups one a cycle, then the next chain's); a group needs
       // the units of its rows (row k: unit k/G).
       u64 at = next;
+      auto token = [&](u64 w, u64 q, u64 m4) {
+        const u64 k0 = w * p + q * len + m4 * lanes;
+        if (k0 < gh) {
+          const u64 unit = std::min(k0 + lanes - 1, gh - 1) / g;
+          at = std::max(at, reduce[static_cast<u64>(order[n].prev)] + dep + unit);
+        }
+        at += 1;
+      };
+      const u64 lines = static_cast<u64>(s.lines);
       for (u64 w = 0; w < waves; ++w) {
         const bool last_wave = w + 1 == waves;
         const u64 chains = static_cast<u64>(last_wave ? s.chains_last : t.num_chains);
-        for (u64 m4 = 0; m4 < static_cast<u64>(s.lines); ++m4) {
-          for (u64 q = 0; q < chains; ++q) {
-            const u64 k0 = w * p + q * len + m4 * lanes;
-            if (k0 < gh) {
-              const u64 unit = std::min(k0 + lanes - 1, gh - 1) / g;
-              at = std::max(at, reduce[static_cast<u64>(order[n].prev)] + dep + unit);
-            }
-            at += 1;
+        if (s.row_order) {
+          for (u64 q = 0; q < chains; ++q)
+            for (u64 m4 = 0; m4 < lines; ++m4) token(w, q, m4);
+        } else {
+          for (u64 m4 = 0; m4 < lines; ++m4) {
+            for (u64 q = 0; q < chains; ++q) token(w, q, m4);
+            if (m4 + 1 < lines) at += static_cast<u64>(s.pitch) - chains;
           }
-          if (m4 + 1 < static_cast<u64>(s.lines)) at += static_cast<u64>(s.pitch) - chains;
         }
         // The sequencer waits from the wave's last token: the spacing less the span.
         at += last_wave ? static_cast<u64>(s.reduce_gap - s.span_last) : static_cast<u64>(s.spacing_bw - s.span_full);

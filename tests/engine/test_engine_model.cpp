@@ -406,15 +406,64 @@ TEST(EngineCycles, BackwardGridAtDeviceScale) {
   // not for the burst (the wave's span is longer here), and the next wave
   // for a PE's burst after the last wave's start (the skew rule less H and
   // AddLatency, 8 cycles, is shorter).
+  // (Two sequences: one sequence on this build goes in row order, below.)
   engine::EngineTiming r = t;
   r.red_adder = true;
-  const engine::Schedule sr = engine::Schedule::of(cfg, r);
+  const engine::Schedule sr = engine::Schedule::of({Cell::kLstm, 256, 2, 20, 1}, r);
+  EXPECT_FALSE(sr.row_order);
   EXPECT_EQ(sr.reduce_gap, 76);  // max((Add + 2) + Mul + (chains - 1), span) = max(24, 76)
   EXPECT_EQ(sr.after_reduce, 256 - 76);
   EXPECT_EQ(sr.spacing_bw, s.spacing_bw);
-  const engine::Schedule sr_small = engine::Schedule::of({Cell::kLstm, 8, 1, 20, 1}, r);
+  const engine::Schedule sr_small = engine::Schedule::of({Cell::kLstm, 8, 2, 20, 1}, r);
   EXPECT_EQ(sr_small.reduce_gap, std::max(6 + 3 + 1 - 1, sr_small.span_last));
   EXPECT_GE(sr_small.after_reduce, 1);
+}
+
+// One sequence on PEs with an adder of their own and 4-row tokens: a wave's
+// tokens go in row order (a chain's 4 groups, then the next chain's, one a
+// cycle), the REDUCE waits for the last chain's first group against the
+// sweep, and the next wave for chain 0's last group. Not on the MAC adder,
+// not with 1-row tokens, not with two sequences.
+TEST(EngineCycles, RowOrderForOneSequence) {
+  const engine::Config cfg{Cell::kLstm, 256, 1, 20, 1};
+  engine::EngineTiming t{256, 3, 4, 30, 512, 16, 16};
+  t.red_adder = true;
+  const engine::Schedule s = engine::Schedule::of(cfg, t);
+  EXPECT_TRUE(s.row_order);
+  EXPECT_EQ(s.span_full, 16 * 4);
+  EXPECT_EQ(s.reduce_gap, (4 + 2) + 3 + 15 * 4);  // (Add + 2) + Mul + (chains - 1) * lines
+  // max(3*(Add + 1) + 3*(4*(Add + 1) - 1) - Mul - Add, burst - reduce_gap)
+  EXPECT_EQ(s.after_reduce, std::max(15 + 57 - 7, 256 - 69));
+  EXPECT_EQ(s.spacing_bw, 256);
+  const engine::Schedule last = engine::Schedule::of({Cell::kGru, 40, 1, 20, 1}, t);  // 120 rows: 8 chains
+  EXPECT_EQ(last.chains_last, 8);
+  EXPECT_EQ(last.reduce_gap, 9 + 7 * 4);
+  engine::EngineTiming mac = t;
+  mac.red_adder = false;
+  EXPECT_FALSE(engine::Schedule::of(cfg, mac).row_order);
+  EXPECT_FALSE(engine::Schedule::of({Cell::kLstm, 256, 2, 20, 1}, t).row_order);
+  const engine::EngineTiming one_row{16, 3, 4, 30, 512, 16, 4, 0, 0, 4, true};  // 4 chains of 4: 1-row tokens
+  EXPECT_EQ(one_row.lanes(), 1);
+  EXPECT_FALSE(engine::Schedule::of({Cell::kLstm, 64, 1, 20, 1}, one_row).row_order);
+}
+
+// The batch-1 backward targets that row order meets on the RedAdder
+// build (cycle model, T = 20, MulLatency 3, AddLatency 4, gate store 30):
+// at 1,024 PEs in 64 chains LSTM H = 256 >= 45 % (39.9 % with the grid) and
+// H = 512 >= 75 %; at 256 PEs in 16 chains H = 128 >= 45 % for LSTM and GRU
+// (GRU 45.4 % with the grid). The P48R speed test holds the RTL to the model.
+TEST(EngineCycles, RowOrderMeetsBatchOneTargets) {
+  auto util = [](int pes, int chains, Cell cell, int h) {
+    const engine::Config cfg{cell, h, 1, 20, 1};
+    engine::EngineTiming t{pes, 3, 4, 30, engine::stream_fifo_depth(h), 16, chains};
+    t.red_adder = true;
+    const double bound = static_cast<double>(engine::gates(cell)) * h * h / pes * 20;
+    return bound / static_cast<double>(engine::backward_cycles(cfg, t));
+  };
+  EXPECT_GE(util(1024, 64, Cell::kLstm, 256), 0.55);
+  EXPECT_GE(util(1024, 64, Cell::kLstm, 512), 0.90);
+  EXPECT_GE(util(256, 16, Cell::kLstm, 128), 0.70);
+  EXPECT_GE(util(256, 16, Cell::kGru, 128), 0.55);
 }
 
 // The backward's reduction on the MAC adder caps a step at R / (R + 1) of

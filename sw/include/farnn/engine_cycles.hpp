@@ -58,8 +58,11 @@ int join_depth(int num_chains);
 // the model and the documentation of the schedule.
 struct Schedule {
   int num_gates, rows, rows_floor, spacing_fw, spacing_step, result_gap;
-  // BW: the ROW token grid (lines of groups, pitch apart), the chains the last
-  // wave reaches, the spans of a full and of the last wave, and the spacings.
+  // BW: the ROW token grid (lines of groups, pitch apart) or row order
+  // (engine_pkg::bw_row_order: a chain's groups, then the next chain's), the
+  // chains the last wave reaches, the spans of a full and of the last wave,
+  // and the spacings.
+  bool row_order;
   int row_lanes, lines, pitch, chains_last, span_full, span_last, spacing_bw, reduce_gap, after_reduce;
   int fw_sums;  // sums per row forward (engine::fw_sums)
   static Schedule of(const Config& cfg, const EngineTiming& t);
