@@ -388,11 +388,12 @@ BLOCKS.update({
                    "mems": ENGINE_MEMS, "dsp": None, "eq": ENGINE_EQ, "num_pe": P16["NumPe"],
                    "submodules": ["act_unit", "sequencer"],
                    "chain_prefix": "u_chain.", "doc": "recurrent engine P16 (16 PEs), opt-in (--large)"},
-    "engine_rows": {"top": "engine", "params": P4 | {"RedAdder": 1, "RowLanes": 4}, "quick": False, "slow": 2,
-                    "optional": True, "mems": ENGINE_MEMS, "dsp": None, "eq": ENGINE_EQ, "num_pe": P4["NumPe"],
+    "engine_rows": {"top": "engine", "params": P4 | {"NumPe": 8, "RedAdder": 1, "RowLanes": 4}, "quick": False,
+                    "slow": 2, "optional": True, "mems": ENGINE_MEMS, "dsp": None, "eq": ENGINE_EQ, "num_pe": 8,
                     "submodules": ["act_unit", "sequencer"], "chain_prefix": "u_chain.",
-                    "doc": "engine P4 with RedAdder and 4-row tokens, the build where the sequencer sends a "
-                           "batch-1 backward wave in row order, opt-in (--large)"},
+                    "doc": "engine with P4's parameters but 8 PEs (one chain, 2 groups of 4), RedAdder and "
+                           "4-row tokens: the sequencer's batch-1 row order with more than one group a "
+                           "chain, opt-in (--large)"},
 })
 
 

@@ -416,10 +416,12 @@ module sequencer #(
   logic [15:0] chains_w;                 // chains this wave reaches
   logic [17:0] grp_pe, grp_klast;        // the group's first PE, its last row
   // Registered with the grid position: the wave is the last (w = R - 1); the
-  // group's first row grp_k = kw + grp_pe; the line's first row kw + gl*RowLanes.
+  // group's first row grp_k = kw + grp_pe; the line's first row kw + gl*RowLanes
+  // (grid order; row order walks grp_k alone).
   logic        lw_q, lw_d;
   logic [17:0] grp_k_q, grp_k_d, line_k_q, line_k_d;
-  logic [1:0]  grid_move;                // 0 stay, 1 next chain, 2 next line, 3 next wave
+  logic [1:0]  grid_move;                // 0 stay, 1 next group (grid: next chain; row order:
+                                         // + RowLanes), 2 next line, 3 next wave
   logic        grid_clear;               // back to the first wave (REDUCE, set-up)
   logic [RowLanes-1:0] grp_mask;
   logic [31:0]   q_last;                 // chains the last wave reaches (S_DERIVE)

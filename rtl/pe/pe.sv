@@ -697,7 +697,8 @@ module pe #(
     end
   end
   // The order of a backward step's accumulator words (the sequencer's
-  // bw_reduce_gap and bw_after_reduce): the reduction reads word c only after
+  // bw_reduce_gap and bw_after_reduce, in row order bw_rows_reduce_gap and
+  // bw_red_after_reduce): the reduction reads word c only after
   // each of the PE's rows of the step has written it, and the next step's
   // first row writes it only after the reduction has read it. Reads see the
   // writes of earlier cycles (prim_ram_1r1w), so a cycle's read is checked
