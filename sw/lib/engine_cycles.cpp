@@ -242,17 +242,14 @@ Schedule Schedule::of(const Config& cfg, const EngineTiming& t) {
   s.pitch = bw_pitch(h, nc, s.lines, lanes, la);
   s.chains_last = nc == 1 ? 1 : (tokens_last - 1) / len + 1;
   s.row_order = bw_row_order(t.red_adder, lanes, cfg.batch);
+  s.span_full = s.row_order ? bw_rows_span(nc, s.lines) : bw_wave_span(nc, s.pitch, s.lines);
+  s.span_last = s.row_order ? bw_rows_span(s.chains_last, s.lines) : bw_wave_span(s.chains_last, s.pitch, s.lines);
+  s.spacing_bw = std::max({h, la + 2, s.span_full});                                   // bw_wave_spacing
   if (s.row_order) {
-    s.span_full = bw_rows_span(nc, s.lines);
-    s.span_last = bw_rows_span(s.chains_last, s.lines);
     s.reduce_gap = bw_rows_reduce_gap(s.chains_last, s.lines, lm, la);
     s.after_reduce = bw_red_after_reduce(h, bw_rows_skew_next(gh, s.lines, lanes, la), lm, la, s.reduce_gap);
-    s.spacing_bw = std::max({h, la + 2, s.span_full});  // bw_wave_spacing
     return s;
   }
-  s.span_full = bw_wave_span(nc, s.pitch, s.lines);
-  s.span_last = bw_wave_span(s.chains_last, s.pitch, s.lines);
-  s.spacing_bw = std::max({h, la + 2, s.span_full});                                   // bw_wave_spacing
   // bw_reduce_gap: on the MAC adder the partials wait for a PE's whole burst,
   // on an adder of their own for the column's last MAC.
   const int burst = std::max(h, la + 2);
