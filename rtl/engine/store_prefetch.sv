@@ -5,6 +5,15 @@
 // step's block holds (running sequences) * H records; blocks lie in forward
 // order in the store, so each block starts (its size) below the previous one.
 // One request per cycle, none lost between blocks.
+//
+// Timing: a request decides from registers only. The next two blocks' sizes
+// and the next block's first record are kept ahead in registers; a block
+// size is k * H for k running sequences, picked from a table of k * H
+// (k = 0..MaxBatch) refreshed every cycle from H by shifts and adds (no
+// multiplier). The first two sizes are computed every cycle from the
+// command's lengths, which hold still from the sequencer's set-up on (three
+// cycles and more before the start); a simulation check compares every
+// block's size with the product.
 `default_nettype none
 
 module store_prefetch #(
@@ -32,52 +41,99 @@ module store_prefetch #(
   logic [CW-1:0] left_q, left_d;      // records still to request
   logic [CW-1:0] credit_q, credit_d;  // free record FIFO entries not yet requested
   logic [CW-1:0] in_blk_q, in_blk_d;  // records left in the current block
-  logic [CW-1:0] idx_q, idx_d;        // record index of the next request
-  logic [CW-1:0] start_q, start_d;    // first record of the current block
-  logic [15:0]   t_q, t_d;            // time step of the next block
+  logic [CW-1:0] idx_q, idx_d;        // record index of the next request in the block
+  logic [CW-1:0] open_q, open_d;      // first record of the next block
+  logic [CW-1:0] blk_q, blk_d;        // size of the next block
+  logic [CW-1:0] nblk_q, nblk_d;      // size of the block after it
+  logic [15:0]   t2_q, t2_d;          // time step of the block after that
 
-  // Size of the next block: the sequences running at t_q, H records each.
-  logic [15:0] running;
-  logic [MaxBatch-1:0] unused_mask;
-  running_slots #(.MaxBatch(MaxBatch)) u_next (
+  // k * H for k = 0..MaxBatch: H shifted by each set bit of k, summed.
+  logic [(MaxBatch+1)*CW-1:0] kh_q, kh_d;
+  always_comb begin
+    for (int k = 0; k <= MaxBatch; k++) begin
+      kh_d[k*CW +: CW] = '0;
+      for (int i = 0; i < 16; i++) begin
+        if (((k >> i) & 1) != 0) kh_d[k*CW +: CW] = kh_d[k*CW +: CW] + (CW'(hidden_i) << i);
+      end
+    end
+  end
+
+  // The size of a block with `running` sequences: the table's entry.
+  function automatic logic [CW-1:0] block_size(input logic [15:0] running,
+                                               input logic [(MaxBatch+1)*CW-1:0] kh);
+    block_size = '0;
+    for (int k = 0; k <= MaxBatch; k++) begin
+      if (32'(running) == k) block_size = kh[k*CW +: CW];
+    end
+  endfunction
+
+  // Running sequences at the last two time steps (the command's first two
+  // blocks) and at t2_q (the block a block opening brings into view).
+  logic [15:0] run_m1, run_m2, run_t2;
+  logic [MaxBatch-1:0] mask_m1, mask_m2, mask_t2;
+  running_slots #(.MaxBatch(MaxBatch)) u_run_m1 (
     .lengths_i(lengths_i),
     .batch_i  (batch_i),
-    .t_i      (t_q),
-    .mask_o   (unused_mask),
-    .count_o  (running)
+    .t_i      (maxlen_i - 16'd1),
+    .mask_o   (mask_m1),
+    .count_o  (run_m1)
   );
-  logic [CW-1:0] next_blk;
-  assign next_blk = CW'(running) * CW'(hidden_i);
+  running_slots #(.MaxBatch(MaxBatch)) u_run_m2 (
+    .lengths_i(lengths_i),
+    .batch_i  (batch_i),
+    .t_i      (maxlen_i - 16'd2),
+    .mask_o   (mask_m2),
+    .count_o  (run_m2)
+  );
+  running_slots #(.MaxBatch(MaxBatch)) u_run_t2 (
+    .lengths_i(lengths_i),
+    .batch_i  (batch_i),
+    .t_i      (t2_q),
+    .mask_o   (mask_t2),
+    .count_o  (run_t2)
+  );
+  logic [CW-1:0] first_blk_q, second_blk_q;  // sizes at maxlen - 1 and maxlen - 2
+  always_ff @(posedge clk_i) begin
+    kh_q         <= kh_d;
+    first_blk_q  <= block_size(run_m1, kh_q);
+    second_blk_q <= block_size(run_m2, kh_q);
+  end
 
   assign req_valid_o = enable_i && (left_q != 0) && (credit_q != 0);
-  assign req_addr_o  = base_i + MemAddrWidth'(((in_blk_q != 0) ? idx_q : start_q - next_blk) << 5);
+  assign req_addr_o  = base_i + MemAddrWidth'(((in_blk_q != 0) ? idx_q : open_q) << 5);
 
   always_comb begin
     left_d   = left_q;
     credit_d = credit_q + CW'(rec_pop_i);
     in_blk_d = in_blk_q;
     idx_d    = idx_q;
-    start_d  = start_q;
-    t_d      = t_q;
+    open_d   = open_q;
+    blk_d    = blk_q;
+    nblk_d   = nblk_q;
+    t2_d     = t2_q;
     if (req_valid_o && req_ready_i) begin
       left_d   = left_q - 1;
       credit_d = credit_d - 1;
       if (in_blk_q != 0) begin
         idx_d    = idx_q + 1;
         in_blk_d = in_blk_q - 1;
-      end else begin  // open the block of time step t_q
-        start_d  = start_q - next_blk;
-        idx_d    = start_q - next_blk + 1;
-        in_blk_d = next_blk - 1;
-        t_d      = t_q - 1'b1;
+      end else begin  // open the next block; the one after it comes into view
+        idx_d    = open_q + 1;
+        in_blk_d = blk_q - 1;
+        open_d   = open_q - nblk_q;
+        blk_d    = nblk_q;
+        nblk_d   = block_size(run_t2, kh_q);
+        t2_d     = t2_q - 1'b1;
       end
     end
     if (start_i) begin
       left_d   = records_i;
       credit_d = CW'(FifoDepth);
       in_blk_d = '0;
-      start_d  = records_i;
-      t_d      = maxlen_i - 1'b1;
+      open_d   = records_i - first_blk_q;
+      blk_d    = first_blk_q;
+      nblk_d   = second_blk_q;
+      t2_d     = maxlen_i - 16'd3;
     end
   end
 
@@ -89,12 +145,37 @@ module store_prefetch #(
     credit_q <= credit_d;
     in_blk_q <= in_blk_d;
     idx_q    <= idx_d;
-    start_q  <= start_d;
-    t_q      <= t_d;
+    open_q   <= open_d;
+    blk_q    <= blk_d;
+    nblk_q   <= nblk_d;
+    t2_q     <= t2_d;
   end
 
   logic unused_prefetch;
-  assign unused_prefetch = ^unused_mask;
+  assign unused_prefetch = ^{mask_m1, mask_m2, mask_t2};
+
+`ifndef SYNTHESIS
+  // Every block opened has the size of its time step's running sequences.
+  logic [15:0]         chk_t_q;
+  logic [15:0]         chk_running;
+  logic [MaxBatch-1:0] chk_mask;
+  running_slots #(.MaxBatch(MaxBatch)) u_check (
+    .lengths_i(lengths_i),
+    .batch_i  (batch_i),
+    .t_i      (chk_t_q),
+    .mask_o   (chk_mask),
+    .count_o  (chk_running)
+  );
+  always_ff @(posedge clk_i) begin
+    if (start_i) chk_t_q <= maxlen_i - 16'd1;
+    else if (req_valid_o && req_ready_i && in_blk_q == 0) chk_t_q <= chk_t_q - 16'd1;
+    if (!rst_i && !start_i && req_valid_o && req_ready_i && in_blk_q == 0) begin
+      assert (blk_q == CW'(chk_running) * CW'(hidden_i) && chk_mask != '0)
+      else $error("store_prefetch: block of %0d records at t = %0d, expected %0d x %0d", blk_q, chk_t_q,
+                  chk_running, hidden_i);
+    end
+  end
+`endif
 
 endmodule
 
