@@ -136,7 +136,25 @@ module loader #(
   // Last sub-beat of the command: the final bias sub-beat.
   logic last_u, last_bias_of_unit, final_sub, beat_end;
   logic c_end;  // the last column (U) or bias unit
-  assign c_end             = (c_q == hm1_q);
+  // c == H - 1, registered: c only steps by one or clears, so the flag
+  // follows from compares on registers beside the step (c_move).
+  logic        c_end_q, c_end_d;
+  logic [1:0]  c_move;   // 0 c stays, 1 c + 1, 2 c cleared
+  logic [15:0] hm2_q;    // H - 2 (c + 1 == H - 1 <=> c == H - 2)
+  logic        h_one_q;  // H == 1
+  always_comb begin
+    unique case (c_move)
+      2'd1:    c_end_d = (c_q == hm2_q);
+      2'd2:    c_end_d = h_one_q;
+      default: c_end_d = c_end_q;
+    endcase
+  end
+  always_ff @(posedge clk_i) begin
+    c_end_q <= c_end_d;
+    hm2_q   <= hm1_q - 1'b1;
+    h_one_q <= (hm1_q == 0);
+  end
+  assign c_end             = c_end_q;
   assign last_u            = (32'(q_q) + 1 == Groups) && c_end && (lr_q == rm1_q);
   assign last_bias_of_unit = (32'(gs_q) + Lanes >= 32'(gates));
   assign final_sub         = in_bias_q && last_bias_of_unit && c_end;
@@ -170,6 +188,7 @@ module loader #(
     in_bias_d  = in_bias_q;
     lr_d       = lr_q;
     c_d        = c_q;
+    c_move     = 2'd0;
     q_d        = q_q;
     gs_d       = gs_q;
     row_addr_d = row_addr_q;
@@ -241,6 +260,7 @@ module loader #(
         in_bias_d  = 1'b0;
         lr_d       = '0;
         c_d        = '0;
+        c_move     = 2'd2;
         q_d        = '0;
         gs_d       = '0;
         row_addr_d = '0;
@@ -277,9 +297,11 @@ module loader #(
             if (32'(q_q) + 1 == Groups) begin
               q_d  = '0;
               kq_d = lrp_q;
-              c_d  = c_q + 1'b1;
+              c_d    = c_q + 1'b1;
+              c_move = 2'd1;
               if (c_end) begin
                 c_d        = '0;
+                c_move     = 2'd2;
                 lr_d       = lr_q + 1'b1;
                 row_addr_d = row_addr_q + CW'(hid_q);
                 lrp_d      = lrp_q + CW'(NumPe);
@@ -296,7 +318,10 @@ module loader #(
               end
             end
             gs_d = last_bias_of_unit ? '0 : gs_q + 3'(Lanes);
-            if (last_bias_of_unit) c_d = c_q + 1'b1;
+            if (last_bias_of_unit) begin
+              c_d    = c_q + 1'b1;
+              c_move = 2'd1;
+            end
           end
           // Framing, checked on the beat that ends.
           if (beat_end && final_sub && weight_last_i) begin
@@ -448,6 +473,12 @@ module loader #(
     if (NumBanks < 1 || NumBanks > 256) $error("loader: NumBanks must be 1..256");
     if (WeightLanes < 1) $error("loader: WeightLanes must be >= 1");
     if (Groups + 3 > 255) $error("loader: drain counter too narrow");
+  end
+  always_ff @(posedge clk_i) begin
+    if (!rst_i) begin
+      assert (state_q != L_RUN || c_end_q == (c_q == hm1_q))
+      else $error("loader: the registered last-column flag differs from c == H - 1");
+    end
   end
 `endif
 

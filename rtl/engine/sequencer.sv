@@ -456,6 +456,52 @@ module sequencer #(
   assign line_end  = (gc_q == (last_wave ? q_lm1_q : 16'(NumChains - 1)));
   assign wave_end  = line_end && (32'(gl_q) == Lines - 1);
   assign grp_pe    = (18'(gc_q) << ChainBits) + (18'(gl_q) << LaneBits);
+  // The group's last row, min(grp_k + RowLanes - 1, G*H - 1), and whether it
+  // has no row (grp_k >= G*H), registered beside grp_k: each is picked by
+  // the grid's move from candidates computed from the current registers, so
+  // the backward token decision compares one register with the slot's rows.
+  logic [17:0] grp_kl_q, grp_kl_d, kl_clear, kl_next, kl_line, kl_wave;
+  logic        grp_none_q, grp_none_d, none_next, none_line, none_wave;
+  logic [17:0] k_next, k_line, k_wave;
+  assign k_next = grp_k_q + (rowo_q ? 18'(RowLanes) : (18'd1 << ChainBits));
+  assign k_line = line_k_q + (18'd1 << LaneBits);
+  assign k_wave = kw_q + 18'(NumPe);
+  assign kl_clear  = (18'(RowLanes - 1) < gh_q) ? 18'(RowLanes - 1) : gh_q - 1'b1;
+  assign kl_next   = (k_next + 18'(RowLanes - 1) < gh_q) ? k_next + 18'(RowLanes - 1) : gh_q - 1'b1;
+  assign kl_line   = (k_line + 18'(RowLanes - 1) < gh_q) ? k_line + 18'(RowLanes - 1) : gh_q - 1'b1;
+  assign kl_wave   = (k_wave + 18'(RowLanes - 1) < gh_q) ? k_wave + 18'(RowLanes - 1) : gh_q - 1'b1;
+  assign none_next = (k_next >= gh_q);
+  assign none_line = (k_line >= gh_q);
+  assign none_wave = (k_wave >= gh_q);
+  always_comb begin
+    grp_kl_d   = grp_kl_q;
+    grp_none_d = grp_none_q;
+    if (grid_clear) begin
+      grp_kl_d   = kl_clear;
+      grp_none_d = (gh_q == 0);
+    end else begin
+      unique case (grid_move)
+        2'd1: begin
+          grp_kl_d   = kl_next;
+          grp_none_d = none_next;
+        end
+        2'd2: begin
+          grp_kl_d   = kl_line;
+          grp_none_d = none_line;
+        end
+        2'd3: begin
+          grp_kl_d   = kl_wave;
+          grp_none_d = none_wave;
+        end
+        default: ;
+      endcase
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    grp_kl_q   <= grp_kl_d;
+    grp_none_q <= grp_none_d;
+  end
+  assign grp_klast = grp_kl_q;
   always_comb begin
     lw_d     = lw_q;
     grp_k_d  = grp_k_q;
@@ -466,15 +512,15 @@ module sequencer #(
       line_k_d = '0;
     end else begin
       unique case (grid_move)
-        2'd1: grp_k_d = grp_k_q + (rowo_q ? 18'(RowLanes) : (18'd1 << ChainBits));
+        2'd1: grp_k_d = k_next;
         2'd2: begin
-          grp_k_d  = line_k_q + (18'd1 << LaneBits);
-          line_k_d = line_k_q + (18'd1 << LaneBits);
+          grp_k_d  = k_line;
+          line_k_d = k_line;
         end
         2'd3: begin
           lw_d     = (w_q + 18'd2 == rows_q);
-          grp_k_d  = kw_q + 18'(NumPe);
-          line_k_d = kw_q + 18'(NumPe);
+          grp_k_d  = k_wave;
+          line_k_d = k_wave;
         end
         default: ;
       endcase
@@ -483,17 +529,46 @@ module sequencer #(
   for (genvar l = 0; l < RowLanes; l++) begin : g_mask
     assign grp_mask[l] = (grp_k_q + 18'(l) < gh_q);
   end
-  assign grp_klast = (grp_k_q + 18'(RowLanes - 1) < gh_q) ? grp_k_q + 18'(RowLanes - 1) : gh_q - 1'b1;
+
+  // j == H - 1 and j == 0, registered: j only steps by one or clears, so the
+  // flags follow from compares on registers beside the step (j_move).
+  logic        j_end_q, j_end_d;
+  logic [1:0]  j_move;                  // 0 j stays, 1 j + 1, 2 j cleared
+  logic [15:0] hm2_q;                   // H - 2 (j + 1 == H - 1 <=> j == H - 2)
+  logic        h_one_q;                 // H == 1 (j = 0 is the last element)
+  logic        j_zero_q, j_zero_d;      // j == 0: the step's first element
+  always_comb begin
+    unique case (j_move)
+      2'd1: begin
+        j_end_d  = (j_q == hm2_q);
+        j_zero_d = 1'b0;
+      end
+      2'd2: begin
+        j_end_d  = h_one_q;
+        j_zero_d = 1'b1;
+      end
+      default: begin
+        j_end_d  = j_end_q;
+        j_zero_d = j_zero_q;
+      end
+    endcase
+  end
+  always_ff @(posedge clk_i) begin
+    j_end_q  <= j_end_d;
+    j_zero_q <= j_zero_d;
+    hm2_q   <= hm1_q - 1'b1;
+    h_one_q <= (hm1_q == 0);
+  end
 
   logic fw_in_ok, fw_out_ok, fw_st_ok, fw_dep_ok, fw_spc_ok;
   // A step's Xp is first read after its last ELEM (by the activation unit),
   // so the step's last ELEM, not its first, waits for all of it: the first
   // step's MACs overlap the Xp stream.
   logic j_end;                          // the step's last element (j = H - 1)
-  assign j_end     = (j_q == hm1_q);
+  assign j_end     = j_end_q;
   assign fw_in_ok  = !j_end || (xp_av_q >= need);
-  assign fw_out_ok = (j_q != 0) || ((hout_cr_q >= need) && (!fw_last_t || sout_cr_q >= need));
-  assign fw_st_ok  = (j_q != 0) || (store_cr_q >= need);
+  assign fw_out_ok = !j_zero_q || ((hout_cr_q >= need) && (!fw_last_t || sout_cr_q >= need));
+  assign fw_st_ok  = !j_zero_q || (store_cr_q >= need);
   assign fw_dep_ok = (t_q == 0) || (dv_cur > $signed(DvW'(j_q)));
   assign fw_spc_ok = !j_end || spc_q;
 
@@ -502,8 +577,12 @@ module sequencer #(
   assign bw_out_ok = !in_red_q || (bw_final ? (sout_cr_q >= need) : (dout_cr_q >= need));
   assign bw_st_ok  = !in_red_q || bw_final || (rec_av_q >= need);
   // A group needs the units of its rows (none for an empty group).
-  assign bw_dep_ok = in_red_q || (grp_k_q >= gh_q) ||
-                     ($signed(32'(rv_cur)) > $signed(32'(grp_klast)));
+  // Each slot's rows compared with the group's last row, then the slot picked.
+  logic [MaxBatch-1:0] rv_past;
+  for (genvar b = 0; b < MaxBatch; b++) begin : g_rv_past
+    assign rv_past[b] = $signed(32'($signed(rv_q[b*RvW +: RvW]))) > $signed(32'(grp_klast));
+  end
+  assign bw_dep_ok = in_red_q || grp_none_q || rv_past[BWidth'(b_q)];
 
   // Framing of the buffered streams (their words are counted in xp/dh_left).
   // A framing error is registered and ends the command in the next cycle;
@@ -664,6 +743,7 @@ module sequencer #(
     maxslot_d  = maxslot_q;
     len_bad_d  = len_bad_q;
     j_d        = j_q;
+    j_move     = 2'd0;
     w_d        = w_q;
     kw_d       = kw_q;
     gc_d       = gc_q;
@@ -879,6 +959,7 @@ module sequencer #(
           n_d        = '0;
           b_d        = '0;
           j_d        = '0;
+          j_move     = 2'd2;
           nh_d       = '0;
           fin_d      = 1'b0;
           w_d        = '0;
@@ -916,21 +997,27 @@ module sequencer #(
             load_hbuf_we_o  = !g_q[0];
             load_state_we_o = g_q[0];
             g_d = {2'b00, !g_q[0]};
-            if (g_q[0]) j_d = j_q + 1;
+            if (g_q[0]) begin
+              j_d    = j_q + 1;
+              j_move = 2'd1;
+            end
           end else begin
             load_hbuf_we_o  = is_fw;
             load_state_we_o = 1'b1;
-            j_d = j_q + 1;
+            j_d    = j_q + 1;
+            j_move = 2'd1;
           end
           if ((!(is_fw && is_lstm) || g_q[0]) && j_end) begin  // the slot's last column
-            j_d = '0;
-            b_d = b_q + 1;
+            j_d    = '0;
+            j_move = 2'd2;
+            b_d    = b_q + 1;
           end
           if (left_q == 1) begin
             b_d     = is_fw ? '0 : maxslot_q;                 // FW: t = 0, every slot runs
             t_d     = is_fw ? '0 : maxlen_q - 1'b1;           // BW: from the longest sequence's end
             t_move  = 2'd3;
             j_d     = '0;
+            j_move  = 2'd2;
             g_d     = '0;
             state_d = S_RUN;
           end
@@ -953,24 +1040,26 @@ module sequencer #(
               hbuf_re_o  = 1'b1;
               tk_valid_d = 1'b1;
               tk_op_d    = engine_pkg::TOK_ELEM;
-              tk_first_d = (j_q == 0);
+              tk_first_d = j_zero_q;
               tk_last_d  = j_end;
               tk_addr_d  = WAddrWidth'(j_q) + bank_base_q;
               tk_src_d   = 2'd1;
               wait_d     = tk_last_d ? 32'(s_fwb_q) - 1 : 32'(s_fw_q) - 1;
-              if (j_q == 0) begin
+              if (j_zero_q) begin
                 desc_valid_o = 1'b1;
                 desc_flag_o  = fw_last_t;
                 hout_cr_d    = hout_cr_d - need;
                 store_cr_d   = store_cr_d - need;
                 if (fw_last_t) sout_cr_d = sout_cr_d - need;
               end
-              j_d = j_q + 1;
+              j_d    = j_q + 1;
+              j_move = 2'd1;
               if (j_end) begin
                 xp_av_d = xp_av_d - need;
                 since_d = '0;
                 since_zero = 1'b1;
                 j_d     = '0;
+                j_move  = 2'd2;
                 n_d     = n_q + 1;
                 nh_d    = nh_q + hid_cw;
                 pv_we   = 1'b1;
@@ -1462,6 +1551,10 @@ module sequencer #(
       assert (xp_z_q == (xp_left_q == 0) && xp_one_q == (xp_left_q == 1) &&
               dh_z_q == (dh_left_q == 0) && dh_one_q == (dh_left_q == 1))
       else $error("sequencer: registered stream-end flags differ from the word counts");
+      assert (!(state_q == S_RUN && is_bw) || (grp_kl_q == ((grp_k_q + 18'(RowLanes - 1) < gh_q) ?
+                                                            grp_k_q + 18'(RowLanes - 1) : gh_q - 1'b1) &&
+                                               grp_none_q == (grp_k_q >= gh_q)))
+      else $error("sequencer: the registered group's last row or emptiness differs from grp_k");
       assert (!(state_q == S_RUN && is_bw) || (grp_k_q == kw_q + grp_pe && lw_q == (w_q + 1 == rows_q)))
       else $error("sequencer: registered grid position differs from the wave counters");
       // A command cannot complete in the cycle of a framing error (its words come first).
@@ -1475,6 +1568,8 @@ module sequencer #(
         assert (state_q != S_RUN || tl_q[b] == (t_q + 1'b1 == len_q[b*16 +: 16]))
         else $error("sequencer: the registered last-step flag of slot %0d differs", b);
       end
+      assert (!(state_q == S_STATE || state_q == S_RUN) || (j_end_q == (j_q == hm1_q) && j_zero_q == (j_q == 0)))
+      else $error("sequencer: the registered first/last-element flags differ from j == 0 / j == H - 1");
       assert (spc_q == (since_q >= l_res_q))
       else $error("sequencer: the registered spacing flag differs from the counter");
       assert (fw_records == (state_q == S_DRAIN && state_d == S_DONE && is_fw))
