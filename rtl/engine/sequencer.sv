@@ -463,13 +463,17 @@ module sequencer #(
   logic [17:0] grp_kl_q, grp_kl_d, kl_clear, kl_next, kl_line, kl_wave;
   logic        grp_none_q, grp_none_d, none_next, none_line, none_wave;
   logic [17:0] k_next, k_line, k_wave;
+  // The last row of the group whose first row is k.
+  function automatic logic [17:0] last_row(input logic [17:0] k, input logic [17:0] gh);
+    last_row = (k + 18'(RowLanes - 1) < gh) ? k + 18'(RowLanes - 1) : gh - 1'b1;
+  endfunction
   assign k_next = grp_k_q + (rowo_q ? 18'(RowLanes) : (18'd1 << ChainBits));
   assign k_line = line_k_q + (18'd1 << LaneBits);
   assign k_wave = kw_q + 18'(NumPe);
-  assign kl_clear  = (18'(RowLanes - 1) < gh_q) ? 18'(RowLanes - 1) : gh_q - 1'b1;
-  assign kl_next   = (k_next + 18'(RowLanes - 1) < gh_q) ? k_next + 18'(RowLanes - 1) : gh_q - 1'b1;
-  assign kl_line   = (k_line + 18'(RowLanes - 1) < gh_q) ? k_line + 18'(RowLanes - 1) : gh_q - 1'b1;
-  assign kl_wave   = (k_wave + 18'(RowLanes - 1) < gh_q) ? k_wave + 18'(RowLanes - 1) : gh_q - 1'b1;
+  assign kl_clear  = last_row('0, gh_q);
+  assign kl_next   = last_row(k_next, gh_q);
+  assign kl_line   = last_row(k_line, gh_q);
+  assign kl_wave   = last_row(k_wave, gh_q);
   assign none_next = (k_next >= gh_q);
   assign none_line = (k_line >= gh_q);
   assign none_wave = (k_wave >= gh_q);
@@ -1551,8 +1555,7 @@ module sequencer #(
       assert (xp_z_q == (xp_left_q == 0) && xp_one_q == (xp_left_q == 1) &&
               dh_z_q == (dh_left_q == 0) && dh_one_q == (dh_left_q == 1))
       else $error("sequencer: registered stream-end flags differ from the word counts");
-      assert (!(state_q == S_RUN && is_bw) || (grp_kl_q == ((grp_k_q + 18'(RowLanes - 1) < gh_q) ?
-                                                            grp_k_q + 18'(RowLanes - 1) : gh_q - 1'b1) &&
+      assert (!(state_q == S_RUN && is_bw) || (grp_kl_q == last_row(grp_k_q, gh_q) &&
                                                grp_none_q == (grp_k_q >= gh_q)))
       else $error("sequencer: the registered group's last row or emptiness differs from grp_k");
       assert (!(state_q == S_RUN && is_bw) || (grp_k_q == kw_q + grp_pe && lw_q == (w_q + 1 == rows_q)))
