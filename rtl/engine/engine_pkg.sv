@@ -133,14 +133,18 @@ package engine_pkg;
     if (l > 0 && fw_step_spacing < clear) fw_step_spacing = clear;
   endfunction
   // FW: a step's last ELEM comes at least this many cycles after the previous
-  // step's: the previous results must have left the drain slots of every PE.
-  // Row k = lr*NumPe + p drains in slot DrainDelay + k div ResLanes after the
-  // last ELEM, so the last leaves in slot DrainDelay + drain_slots - 1
-  // (drain_slots: G*H with one result lane, H with four).
+  // step's. Row k = lr*NumPe + p drains in slot DrainDelay + k div ResLanes
+  // after the last ELEM, so a step's results leave in slots DrainDelay ..
+  // DrainDelay + drain_slots - 1 (drain_slots: G*H with one result lane, H
+  // with four). A step's slots follow the previous step's (drain_slots + 4),
+  // and a PE holds two steps' drain jobs (one waiting), so the step two back
+  // must have drained: two gaps cover DrainDelay + drain_slots + 4.
   function automatic int unsigned fw_result_gap(input int unsigned rows, input int unsigned drain_slots,
                                                 input int unsigned hidden, input int unsigned mul_lat,
                                                 input int unsigned add_lat);
-    fw_result_gap = drain_slots + pe_drain_delay(mul_lat, add_lat, fw_sums_log2(rows, hidden)) + 4;
+    int unsigned two_back;
+    two_back      = (drain_slots + pe_drain_delay(mul_lat, add_lat, fw_sums_log2(rows, hidden)) + 4) >> 1;
+    fw_result_gap = (drain_slots + 4 > two_back) ? drain_slots + 4 : two_back;
   endfunction
   // BW: ROW tokens. A token carries the delta rows of RowLanes consecutive PEs
   // of a chain (a group; RowLanes 1 or 4, a lane-valid mask marks rows past

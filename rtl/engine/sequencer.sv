@@ -567,12 +567,15 @@ module sequencer #(
   logic fw_in_ok, fw_out_ok, fw_st_ok, fw_dep_ok, fw_spc_ok;
   // A step's Xp is first read after its last ELEM (by the activation unit),
   // so the step's last ELEM, not its first, waits for all of it: the first
-  // step's MACs overlap the Xp stream.
+  // step's MACs overlap the Xp stream. Its h (and final state) words and
+  // its gate-store records come after the last ELEM too, so that ELEM
+  // reserves their FIFO room: a step's MACs overlap the previous steps'
+  // output words.
   logic j_end;                          // the step's last element (j = H - 1)
   assign j_end     = j_end_q;
   assign fw_in_ok  = !j_end || (xp_av_q >= need);
-  assign fw_out_ok = !j_zero_q || ((hout_cr_q >= need) && (!fw_last_t || sout_cr_q >= need));
-  assign fw_st_ok  = !j_zero_q || (store_cr_q >= need);
+  assign fw_out_ok = !j_end || ((hout_cr_q >= need) && (!fw_last_t || sout_cr_q >= need));
+  assign fw_st_ok  = !j_end || (store_cr_q >= need);
   assign fw_dep_ok = (t_q == 0) || (dv_cur > $signed(DvW'(j_q)));
   assign fw_spc_ok = !j_end || spc_q;
 
@@ -1052,13 +1055,13 @@ module sequencer #(
               if (j_zero_q) begin
                 desc_valid_o = 1'b1;
                 desc_flag_o  = fw_last_t;
-                hout_cr_d    = hout_cr_d - need;
-                store_cr_d   = store_cr_d - need;
-                if (fw_last_t) sout_cr_d = sout_cr_d - need;
               end
               j_d    = j_q + 1;
               j_move = 2'd1;
               if (j_end) begin
+                hout_cr_d  = hout_cr_d - need;
+                store_cr_d = store_cr_d - need;
+                if (fw_last_t) sout_cr_d = sout_cr_d - need;
                 xp_av_d = xp_av_d - need;
                 since_d = '0;
                 since_zero = 1'b1;

@@ -561,7 +561,11 @@ module pe #(
   // lr*NumPe + p) onto lane k mod ResLanes at (last token arrival) + 1 +
   // DrainDelay + k div ResLanes (p = PeIndex, over all NumPe PEs, so the
   // chains' tails take turns: rows in order, ResLanes a cycle; DrainDelay by
-  // the number of sums).
+  // the number of sums). A step's drain may still wait for its slot when the
+  // next step's last element comes (steps fw_result_gap apart, less than
+  // DrainDelay + the drain slots): that job waits in a second counter and
+  // takes over when the first has drained its last row. Two jobs at most
+  // (fw_result_gap: two gaps cover DrainDelay and the slots).
   logic                res_we;
   logic [ResWidth-1:0] res_waddr;
   assign res_we    = (fw_last_out && sums_q == '0) || comb_done;
@@ -572,13 +576,29 @@ module pe #(
   logic [WaitWidth-1:0] drain_wait_q, drain_wait_d;
   logic                 drain_re, inject_q;
   logic [31:0]          res_rdata;
+  logic                 job_new, job_free;        // a step's last element; the drain free next cycle
+  logic [WaitWidth-1:0] job_wait;                 // its wait to row 0's slot
+  logic                 pend_q, pend_d;           // a second job waits
+  logic [WaitWidth-1:0] pend_wait_q, pend_wait_d; // its wait, counting
 
   assign drain_re = (drain_left_q != '0) && (drain_wait_q == '0);
+  assign job_new  = is_elem && tok_last_i;
+  assign job_free = (drain_left_q == '0) || (drain_left_q == RowsWidth'(1) && drain_re);
+  always_comb begin
+    unique case (sums_q)
+      2'd0:    job_wait = WaitWidth'(DrainDelay1 + PeIndex / ResLanes);
+      2'd1:    job_wait = WaitWidth'(DrainDelay2 + PeIndex / ResLanes);
+      2'd2:    job_wait = WaitWidth'(DrainDelay4 + PeIndex / ResLanes);
+      default: job_wait = WaitWidth'(DrainDelay8 + PeIndex / ResLanes);
+    endcase
+  end
 
   always_comb begin
     drain_left_d = drain_left_q;
     drain_lr_d   = drain_lr_q;
     drain_wait_d = drain_wait_q;
+    pend_d       = pend_q;
+    pend_wait_d  = pend_wait_q - WaitWidth'(pend_q);
     if (drain_left_q != '0) begin
       if (drain_wait_q != '0) begin
         drain_wait_d = drain_wait_q - 1'b1;
@@ -588,29 +608,38 @@ module pe #(
         drain_wait_d = WaitWidth'(DrainGap - 1);
       end
     end
-    if (is_elem && tok_last_i) begin
+    if (job_free && pend_q) begin  // the waiting job takes over
       drain_left_d = rows_q;
       drain_lr_d   = '0;
-      unique case (sums_q)
-        2'd0:    drain_wait_d = WaitWidth'(DrainDelay1 + PeIndex / ResLanes);
-        2'd1:    drain_wait_d = WaitWidth'(DrainDelay2 + PeIndex / ResLanes);
-        2'd2:    drain_wait_d = WaitWidth'(DrainDelay4 + PeIndex / ResLanes);
-        default: drain_wait_d = WaitWidth'(DrainDelay8 + PeIndex / ResLanes);
-      endcase
+      drain_wait_d = pend_wait_q - 1'b1;
+      pend_d       = 1'b0;
+    end
+    if (job_new) begin
+      if (job_free && !pend_q) begin
+        drain_left_d = rows_q;
+        drain_lr_d   = '0;
+        drain_wait_d = job_wait;
+      end else begin
+        pend_d      = 1'b1;
+        pend_wait_d = job_wait;
+      end
     end
   end
   always_ff @(posedge clk_i) begin
     if (rst_i) begin
       drain_left_q <= '0;
+      pend_q       <= 1'b0;
       inject_q     <= 1'b0;
     end else begin
       drain_left_q <= drain_left_d;
+      pend_q       <= pend_d;
       inject_q     <= drain_re;
     end
   end
   always_ff @(posedge clk_i) begin
     drain_lr_q   <= drain_lr_d;
     drain_wait_q <= drain_wait_d;
+    pend_wait_q  <= pend_wait_d;
   end
 
   prim_ram_1r1w #(
@@ -690,8 +719,11 @@ module pe #(
       else $error("pe %0d: adder claimed by the sums' final adds and a MAC or reduction", PeIndex);
       assert (!(inject_q && res_valid_i[ResLane]))
       else $error("pe %0d: drained result collides with a relayed result", PeIndex);
-      assert (!(is_elem && tok_last_i && drain_left_q != '0))
-      else $error("pe %0d: new step's results before the previous drain finished", PeIndex);
+      assert (!(job_new && pend_q && !job_free))
+      else $error("pe %0d: a third step's results before the first drain finished", PeIndex);
+      assert (!(pend_q && pend_wait_q == '0))
+      else $error("pe %0d: a waiting step's drain slot came before the previous drain finished",
+                  PeIndex);
       assert (!(is_reduce && gen_cnt_q != '0))
       else $error("pe %0d: REDUCE while the previous one's partials are still leaving", PeIndex);
     end

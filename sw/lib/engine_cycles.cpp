@@ -232,9 +232,11 @@ Schedule Schedule::of(const Config& cfg, const EngineTiming& t) {
   // fw_result_gap: the drain slots of a step's results, G*H rows one a cycle,
   // or with four lanes H slots (a GRU step's ceil(3H/4) groups, counted as H
   // so that the activation unit has cut the last unit before the next step's
-  // groups arrive).
+  // groups arrive), plus 4; and a PE holds two steps' drains, so two gaps
+  // cover the drain delay and the slots.
   const int drain_slots = t.result_lanes() > 1 ? h : gh;
-  s.result_gap = drain_slots + latencies(cfg.cell, sums, t).drain_delay + 4;                   // fw_result_gap
+  const int two_back = (drain_slots + latencies(cfg.cell, sums, t).drain_delay + 4) / 2;
+  s.result_gap = std::max(drain_slots + 4, two_back);                                          // fw_result_gap
   const int len = t.chain_len(), nc = t.num_chains, lanes = t.lanes();
   const int tokens_last = gh % p == 0 ? p : gh % p;
   s.row_lanes = lanes;
@@ -312,7 +314,7 @@ u64 forward_cycles(const Config& cfg, const EngineTiming& t) {
       if (st_n.prev >= 0) at = std::max(at, last[static_cast<u64>(st_n.prev)] + dep + unit_gap * j);  // its unit j
       if (j + 1 == h && n > 0) at = std::max(at, last[n - 1] + s.result_gap + 1);  // drain slots free
       if (j + 1 == h) at = std::max(at, st + xp_beats * (n + 1));                   // the step's Xp in
-      if (j == 0) {  // room for the step's outputs
+      if (j + 1 == h) {  // room for the step's outputs, reserved by its last ELEM
         at = h_out.reserve(at, h);
         if (final_step) at = state_out.reserve(at, h);
       }
