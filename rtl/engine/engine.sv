@@ -527,7 +527,10 @@ module engine #(
   // The sequencer's push is registered on its way in: its token decision
   // stays off the FIFO's count and RAM write. The unit reads a descriptor
   // only when its step's results arrive, many cycles after the token that
-  // pushed it, so no cycle moves.
+  // pushed it, so no cycle moves. Depth 8 and the output register hold 9;
+  // a FORWARD holds at most 4 at once (a PE's two drain jobs and the step in
+  // its elements; the cycle model's forward_descriptors, checked from 4 to
+  // 4,096 PEs by EngineCycles.StepDescriptorsFitTheirFifo).
   logic             desc_valid, desc_ready, desc_flag;
   logic [BWidth-1:0] desc_batch;
   logic             desc_in_q, desc_in_flag_q;

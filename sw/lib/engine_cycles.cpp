@@ -87,8 +87,8 @@ std::vector<Step> chain_steps(const Config& cfg, bool backward) {
   return steps;
 }
 
-// An output FIFO whose room the sequencer reserves before a step starts
-// (credits): `depth` entries, each sent as `words` beats of a stream whose
+// An output FIFO whose room the sequencer reserves before a step's results
+// reach the activation unit (credits; forward at the step's last ELEM): `depth` entries, each sent as `words` beats of a stream whose
 // sink takes one beat every cycle (h: a word; delta: a unit's 4 words; the
 // state: a unit's words one a beat). Entries are pushed in order.
 class OutputFifo {
@@ -279,7 +279,16 @@ u64 load_cycles(const Config& cfg, const EngineTiming& t) {
   return 1 + 1 + (static_cast<u64>(s.rows_floor) + 1) + 1 + sub_beats + (groups + 4) + 1;
 }
 
-u64 forward_cycles(const Config& cfg, const EngineTiming& t) {
+namespace {
+
+// A FORWARD command's cycles, and the most step descriptors it holds at once
+// in the engine's descriptor FIFO.
+struct ForwardRun {
+  u64 cycles;
+  int descriptors;
+};
+
+ForwardRun forward_run(const Config& cfg, const EngineTiming& t) {
   check(cfg, t);
   const Schedule s = Schedule::of(cfg, t);
   const Latencies l = latencies(cfg.cell, s.fw_sums, t);
@@ -302,7 +311,7 @@ u64 forward_cycles(const Config& cfg, const EngineTiming& t) {
   const u64 first = st + b * h * state_words(cfg.cell);
   const u64 depth = static_cast<u64>(t.fifo_depth);
   OutputFifo h_out(depth, 1), state_out(depth, state_words(cfg.cell));
-  std::vector<u64> last(steps);
+  std::vector<u64> first_elem(steps), last(steps);
   u64 prev = 0;
   bool any = false;
   for (u64 n = 0; n < steps; ++n) {
@@ -320,6 +329,7 @@ u64 forward_cycles(const Config& cfg, const EngineTiming& t) {
       }
       prev = at;
       any = true;
+      if (j == 0) first_elem[n] = at;
     }
     last[n] = prev;
     for (u64 j = 0; j < h; ++j) {  // unit j counted at last + dep + unit_gap*j, pushed a cycle before
@@ -329,8 +339,30 @@ u64 forward_cycles(const Config& cfg, const EngineTiming& t) {
   }
   // The last unit of the last step, then its h word and gate-store record out.
   const u64 end = last[steps - 1] + dep + unit_gap * (h - 1) + kFwTail + t.mem_latency;
-  return std::max({end, h_out.last_pop() + kLastWordToDone, state_out.last_pop() + kLastWordToDone});
+  // A step's descriptor is pushed at its first ELEM and read by the
+  // activation unit when the step's unit 0 arrives, before the sequencer
+  // counts it at last + dep: counted from first ELEM to last + dep, an upper
+  // bound on what the FIFO holds.
+  int descriptors = 0;
+  for (u64 n = 0, m = 0; n < steps; ++n) {
+    while (m < steps && first_elem[m] <= last[n] + dep) ++m;
+    descriptors = std::max(descriptors, static_cast<int>(m - n));
+  }
+  return {std::max({end, h_out.last_pop() + kLastWordToDone, state_out.last_pop() + kLastWordToDone}), descriptors};
 }
+
+}  // namespace
+
+u64 forward_cycles(const Config& cfg, const EngineTiming& t) {
+  const ForwardRun r = forward_run(cfg, t);
+  if (r.descriptors > kStepDescriptors)
+    throw std::invalid_argument("forward: " + std::to_string(r.descriptors) +
+                                " step descriptors in flight, more than the engine's descriptor FIFO holds (" +
+                                std::to_string(kStepDescriptors) + ")");
+  return r.cycles;
+}
+
+int forward_descriptors(const Config& cfg, const EngineTiming& t) { return forward_run(cfg, t).descriptors; }
 
 u64 backward_cycles(const Config& cfg, const EngineTiming& t) {
   check(cfg, t);

@@ -73,7 +73,16 @@ struct Schedule {
 uint64_t load_cycles(const Config& cfg, const EngineTiming& t);
 
 // Cycles from command acceptance to done (the engine's cnt_cycles), ideal streams.
+// forward_cycles throws std::invalid_argument where a command would hold more
+// step descriptors than the engine's descriptor FIFO (kStepDescriptors).
 uint64_t forward_cycles(const Config& cfg, const EngineTiming& t);
 uint64_t backward_cycles(const Config& cfg, const EngineTiming& t);
+
+// The step descriptors (slot, last/final flag) a FORWARD command holds at
+// once, between a step's first ELEM and its unit 0 at the activation unit (an
+// upper bound), and what the engine's FIFO holds: engine.sv's u_desc_fifo,
+// Depth 8 plus its output register.
+constexpr int kStepDescriptors = 9;
+int forward_descriptors(const Config& cfg, const EngineTiming& t);
 
 }  // namespace farnn::engine
