@@ -138,7 +138,7 @@ package engine_pkg;
   // DrainDelay + drain_slots - 1 (drain_slots: G*H with one result lane, H
   // with four). A step's slots follow the previous step's (drain_slots + 4),
   // and a PE holds two steps' drain jobs (one waiting), so the step two back
-  // must have drained: two gaps cover DrainDelay + drain_slots + 4.
+  // must have drained: two gaps cover at least DrainDelay + drain_slots + 3.
   function automatic int unsigned fw_result_gap(input int unsigned rows, input int unsigned drain_slots,
                                                 input int unsigned hidden, input int unsigned mul_lat,
                                                 input int unsigned add_lat);

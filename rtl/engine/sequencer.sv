@@ -16,10 +16,10 @@
 // Sequences have their own lengths (1..T): a finished sequence does no work
 // and is absent from the streams (PyTorch PackedSequence order); each
 // sequence's dependency is on its own previous step (a per-slot table).
-// It reserves room in every output FIFO before starting a step and checks
-// every input FIFO holds the whole step before the step's results reach the
-// activation unit (FW: Xp at the step's last ELEM; BW: dh and records at its
-// REDUCE), so the rigid chain and activation unit never stall. Token spacing
+// It reserves room in every output FIFO and checks every input FIFO holds
+// the whole step before the step's results reach the activation unit (FW:
+// Xp and the h, final-state and gate-store room at the step's last ELEM;
+// BW: dh, records and the delta or final-state room at its REDUCE), so the rigid chain and activation unit never stall. Token spacing
 // follows the PE timing (docs/architecture.md).
 // Framing: every input stream marks the final word of the command's portion
 // with `last`; a `last` too early ends the command with ERR_TOO_FEW_WORDS, a

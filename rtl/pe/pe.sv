@@ -700,7 +700,8 @@ module pe #(
     if (!(ResLanes == 1 || (ResLanes == 4 && NumPe % 4 == 0)))
       $error("pe: ResLanes %0d must be 1, or 4 with NumPe %0d a multiple of 4", ResLanes, NumPe);
   end
-  // The sequencer's spacing must keep every PE to one job at a time.
+  // The sequencer's spacing must keep every PE to one job at a time (forward,
+  // two drain jobs: one draining, one waiting).
   always_ff @(posedge clk_i) begin
     if (!rst_i) begin
       assert ($onehot0(tok_kind_i))
