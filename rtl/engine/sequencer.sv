@@ -19,8 +19,9 @@
 // It reserves room in every output FIFO and checks every input FIFO holds
 // the whole step before the step's results reach the activation unit (FW:
 // Xp and the h, final-state and gate-store room at the step's last ELEM;
-// BW: dh, records and the delta or final-state room at its REDUCE), so the rigid chain and activation unit never stall. Token spacing
-// follows the PE timing (docs/architecture.md).
+// BW: dh, records and the delta or final-state room at its REDUCE), so the
+// rigid chain and activation unit never stall. Token spacing follows the PE
+// timing (docs/architecture.md).
 // Framing: every input stream marks the final word of the command's portion
 // with `last`; a `last` too early ends the command with ERR_TOO_FEW_WORDS, a
 // final word without it with ERR_TOO_MANY_WORDS, after which the stream's

@@ -88,9 +88,10 @@ std::vector<Step> chain_steps(const Config& cfg, bool backward) {
 }
 
 // An output FIFO whose room the sequencer reserves before a step's results
-// reach the activation unit (credits; forward at the step's last ELEM): `depth` entries, each sent as `words` beats of a stream whose
-// sink takes one beat every cycle (h: a word; delta: a unit's 4 words; the
-// state: a unit's words one a beat). Entries are pushed in order.
+// reach the activation unit (credits; forward at the step's last ELEM):
+// `depth` entries, each sent as `words` beats of a stream whose sink takes one
+// beat every cycle (h: a word; delta: a unit's 4 words; the state: a unit's
+// words one a beat). Entries are pushed in order.
 class OutputFifo {
  public:
   OutputFifo(u64 depth, u64 beats) : depth_(depth), beats_(beats) {}
@@ -348,7 +349,9 @@ ForwardRun forward_run(const Config& cfg, const EngineTiming& t) {
     while (m < steps && first_elem[m] <= last[n] + dep) ++m;
     descriptors = std::max(descriptors, static_cast<int>(m - n));
   }
-  return {std::max({end, h_out.last_pop() + kLastWordToDone, state_out.last_pop() + kLastWordToDone}), descriptors};
+  const u64 done =
+      std::max({end, h_out.last_pop() + kLastWordToDone, state_out.last_pop() + kLastWordToDone});
+  return {done, descriptors};
 }
 
 }  // namespace
@@ -357,12 +360,14 @@ u64 forward_cycles(const Config& cfg, const EngineTiming& t) {
   const ForwardRun r = forward_run(cfg, t);
   if (r.descriptors > kStepDescriptors)
     throw std::invalid_argument("forward: " + std::to_string(r.descriptors) +
-                                " step descriptors in flight, more than the engine's descriptor FIFO holds (" +
-                                std::to_string(kStepDescriptors) + ")");
+                                " step descriptors in flight, more than the engine's descriptor"
+                                " FIFO holds (" + std::to_string(kStepDescriptors) + ")");
   return r.cycles;
 }
 
-int forward_descriptors(const Config& cfg, const EngineTiming& t) { return forward_run(cfg, t).descriptors; }
+int forward_descriptors(const Config& cfg, const EngineTiming& t) {
+  return forward_run(cfg, t).descriptors;
+}
 
 u64 backward_cycles(const Config& cfg, const EngineTiming& t) {
   check(cfg, t);
