@@ -94,9 +94,9 @@ def main(argv):
         chk = [py, os.path.join(COMMON, "check_core_params.py"), "--board", board]
         expect("core params: the real top", chk + [top], True)
         t = os.path.join(tmp, "fpga_params.sv")
-        mutate(top, t, "NumPe          = 1200", "NumPe          = 1199")
-        expect("core params: NumPe off by one", chk + [t], False, "NumPe is 1199")
-        mutate(top, t, "NumChains      = 75", "NumChains      = 1")
+        mutate(top, t, "NumPe          = 1152", "NumPe          = 1151")
+        expect("core params: NumPe off by one", chk + [t], False, "NumPe is 1151")
+        mutate(top, t, "NumChains      = 72", "NumChains      = 1")
         expect("core params: one chain where the model has chains", chk + [t], False, "NumChains is 1")
         mutate(top, t, ".MaxHidden      (MaxHidden)", ".MaxHidden      (32)")
         expect("core params: MaxHidden set by a constant", chk + [t], False, "MaxHidden is 32")
@@ -104,9 +104,9 @@ def main(argv):
         expect("core params: ClockKhz set by a constant", chk + [t], False, "ClockKhz must come")
         cap = os.path.join(ROOT, "docs", "capacity.md")
         md = os.path.join(tmp, "capacity.md")
-        mutate(cap, md, '"LUT": 842', '"LUT": 885')
+        mutate(cap, md, '"LUT": 872', '"LUT": 915')
         expect("core params: capacity inputs that change the PE count", chk + ["--capacity", md, top], False,
-               "NumPe is 1200")
+               "NumPe is 1152")
         # ---- board_params: the clock sentence against the inputs
         mutate(cap, md, "levels -> 143 MHz", "levels -> 125 MHz")
         expect("board_params: a stale clock sentence", [py, os.path.join(COMMON, "board_params.py"),
