@@ -9,7 +9,10 @@
 // MAC utilization, projected device time per step at the clock `make synth`
 // estimates on PCIe Gen3 x16, bytes moved.
 // Options: --out DIR (default build/sim), --epochs N, --samples N, --seed N.
+#include <cerrno>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
@@ -121,18 +124,38 @@ int train_both(const Run& r, const std::string& out, uint64_t seed) {
 
 }  // namespace
 
+// A whole decimal number (digits only) no larger than `max`, into `value`.
+bool parse_number(const char* text, uint64_t max, uint64_t& value) {
+  if (*text < '0' || *text > '9') return false;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(text, &end, 10);
+  if (errno != 0 || *end != '\0' || v > max) return false;
+  value = v;
+  return true;
+}
+
 int main(int argc, char** argv) {
   std::string out = "build/sim";
-  int epochs = 2, samples = 32;
-  uint64_t seed = 1;
+  uint64_t epochs = 2, samples = 32, seed = 1;
+  constexpr uint64_t kMaxCount = 1u << 20;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has = i + 1 < argc;
-    if (a == "--out" && has) out = argv[++i];
-    else if (a == "--epochs" && has) epochs = std::stoi(argv[++i]);
-    else if (a == "--samples" && has) samples = std::stoi(argv[++i]);
-    else if (a == "--seed" && has) seed = std::stoull(argv[++i]);
-    else {
+    uint64_t* number = a == "--epochs"    ? &epochs
+                       : a == "--samples" ? &samples
+                       : a == "--seed"    ? &seed
+                                          : nullptr;
+    if (a == "--out" && has) {
+      out = argv[++i];
+    } else if (number && has) {
+      const uint64_t max = number == &seed ? UINT64_MAX : kMaxCount;
+      if (!parse_number(argv[++i], max, *number)) {
+        std::fprintf(stderr, "sim_demo: %s takes a whole number%s, not '%s'\n", a.c_str(),
+                     number == &seed ? "" : " from 1 to 1048576", argv[i]);
+        return 2;
+      }
+    } else {
       std::fprintf(stderr, "sim_demo: unknown or incomplete option '%s' (known: --out DIR, --epochs N, --samples N, --seed N)\n",
                    a.c_str());
       return 2;
@@ -147,8 +170,10 @@ int main(int argc, char** argv) {
     std::printf("FARNN demo: training through sim:// (%s), each step checked against model://; seed %llu\n",
                 sim::built_core().describe().c_str(), static_cast<unsigned long long>(seed));
     const Run runs[] = {
-        {"2-layer LSTM, noisy sine", "sine", CellKind::kLstm, 32, 2, false, 16, samples, epochs},
-        {"bidirectional GRU, adding problem", "adding", CellKind::kGru, 16, 1, true, 12, std::max(4, samples / 2), 1},
+        {"2-layer LSTM, noisy sine", "sine", CellKind::kLstm, 32, 2, false, 16, static_cast<int>(samples),
+         static_cast<int>(epochs)},
+        {"bidirectional GRU, adding problem", "adding", CellKind::kGru, 16, 1, true, 12,
+         std::max(4, static_cast<int>(samples / 2)), 1},
     };
     int bad = 0;
     for (const Run& r : runs) bad += train_both(r, out, seed);
