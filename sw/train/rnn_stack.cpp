@@ -61,13 +61,21 @@ struct RnnStack::Impl {
     std::vector<float> w_u, b_u, w_u4;  // W_ih and b_ih in unit-major rows; W_ih in 4-per-unit rows
     std::vector<float> x_rev;           // the reverse direction's input, sequences reversed
     BufferPtr xp, h, state_out, dh, delta;
-    GateStorePtr store;
+    std::vector<GateStorePtr> stores;  // one per group
     explicit Unit(const StackConfig& c) : maps(c.cell, c.hidden) {}
   };
   std::vector<Unit> units;  // index l*D + d
 
-  // The batch of the last forward.
+  // The batch of the last forward, and the groups of at most the device's
+  // max_batch slots it runs as: one device command each. Group g holds slots
+  // first..first+shape.batch-1; its packed steps are rows offset.. of every
+  // packed array (the groups' packed layouts one after the other).
+  struct Group {
+    int first = 0, offset = 0;
+    LayerShape shape;
+  };
   LayerShape shape;
+  std::vector<Group> groups;
   int S = 0;
   std::vector<int> pack;    // [S] packed step -> padded row t*B + b
   std::vector<int> unpack;  // [T*B] padded row -> packed step or -1
@@ -226,23 +234,40 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
                                   " of sequence " + std::to_string(b) + " is outside 1.." + std::to_string(steps));
     }
   }
+  // The groups: consecutive slots, at most max_batch each.
+  const int group_max = std::max(1, dev_.caps().max_batch);
+  m.groups.clear();
+  m.S = 0;
+  for (int first = 0; first < batch; first += group_max) {
+    Impl::Group g;
+    g.first = first;
+    g.offset = m.S;
+    g.shape = {cfg_.cell, H, std::min(group_max, batch - first), steps, {}};
+    if (!lengths.empty()) {
+      g.shape.lengths.assign(lengths.begin() + first, lengths.begin() + first + g.shape.batch);
+    }
+    m.S += g.shape.packed_steps();
+    m.groups.push_back(std::move(g));
+  }
   // Index maps of this batch.
-  const LayerShape& s = m.shape;
-  m.S = s.packed_steps();
   m.pack.assign(static_cast<size_t>(m.S), 0);
   m.unpack.assign(static_cast<size_t>(steps) * batch, -1);
   m.rev.assign(static_cast<size_t>(m.S), 0);
   m.prev.assign(static_cast<size_t>(m.S), -1);
   m.last.assign(static_cast<size_t>(batch), 0);
-  for (int t = 0; t < steps; ++t) {
-    for (int b = 0; b < batch; ++b) {
-      const int p = s.packed_index(t, b);
-      if (p < 0) continue;
-      m.pack[static_cast<size_t>(p)] = t * batch + b;
-      m.unpack[static_cast<size_t>(t * batch + b)] = p;
-      m.rev[static_cast<size_t>(p)] = s.packed_index(s.length(b) - 1 - t, b);
-      if (t > 0) m.prev[static_cast<size_t>(p)] = s.packed_index(t - 1, b);
-      if (t == s.length(b) - 1) m.last[static_cast<size_t>(b)] = p;
+  for (const Impl::Group& g : m.groups) {
+    const LayerShape& s = g.shape;
+    const auto packed = [&](int t, int k) { return g.offset + s.packed_index(t, k); };
+    for (int t = 0; t < steps; ++t) {
+      for (int k = 0; k < s.batch; ++k) {
+        if (s.packed_index(t, k) < 0) continue;
+        const int p = packed(t, k), b = g.first + k;
+        m.pack[static_cast<size_t>(p)] = t * batch + b;
+        m.unpack[static_cast<size_t>(t * batch + b)] = p;
+        m.rev[static_cast<size_t>(p)] = packed(s.length(k) - 1 - t, k);
+        if (t > 0) m.prev[static_cast<size_t>(p)] = packed(t - 1, k);
+        if (t == s.length(k) - 1) m.last[static_cast<size_t>(b)] = p;
+      }
     }
   }
   // Weights may have changed since the last step: every bank is stale.
@@ -287,27 +312,41 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
         be_.add_row_vector(u.xp->data(), m.S, G * H, G * H, u.b_u.data());
       }
       const int bank = bank_for(i);
-      u.store = nullptr;  // release the previous batch's store before allocating this one's
-      u.store = dev_.alloc_gate_store(s);
-      jobs.push_back(dev_.forward({s, bank, {u.xp}, {}, {u.h}, {u.state_out}, u.store}));
-      m.submitted.push_back(jobs.back());
+      u.stores.clear();  // release the previous batch's stores before allocating this one's
+      for (const Impl::Group& g : m.groups) {
+        const size_t off = static_cast<size_t>(g.offset);
+        u.stores.push_back(dev_.alloc_gate_store(g.shape));
+        jobs.push_back(dev_.forward({g.shape,
+                                     bank,
+                                     {u.xp, off * G * H},
+                                     {},
+                                     {u.h, off * H},
+                                     {u.state_out, static_cast<size_t>(g.first) * H * SW},
+                                     u.stores.back()}));
+        m.submitted.push_back(jobs.back());
+      }
       m.bank_job[static_cast<size_t>(bank)] = jobs.back();
     }
+    const size_t per_unit = m.groups.size();
     std::vector<float> next(static_cast<size_t>(m.S) * D * H);
     for (int d = 0; d < D; ++d) {
       const int i = l * D + d;
       Impl::Unit& u = m.units[static_cast<size_t>(i)];
-      wait_job(jobs[static_cast<size_t>(d)]);
+      for (size_t k = 0; k < per_unit; ++k) wait_job(jobs[static_cast<size_t>(d) * per_unit + k]);
       Trace::Scope t(trace_, "compute", "collect h l" + std::to_string(l));
       be_.copy_rows(u.h->data(), H, next.data() + d * H, D * H, m.S, H, d ? m.rev.data() : nullptr, 0.0f);
       float* hn = out.h_n.data() + static_cast<size_t>(i) * batch * H;
       be_.copy_rows(u.h->data(), H, hn, H, batch, H, m.last.data(), 0.0f);
-      if (cfg_.cell == CellKind::kLstm) {  // c from the final states, which come in end order
-        const std::vector<int> order = s.end_order();
+      // c from each group's final states, which come in the group's end order.
+      if (cfg_.cell == CellKind::kLstm) {
         float* cn = out.c_n.data() + static_cast<size_t>(i) * batch * H;
-        for (int pos = 0; pos < batch; ++pos) {
-          const float* st = u.state_out->data() + static_cast<size_t>(pos) * H * 2;
-          for (int j = 0; j < H; ++j) cn[static_cast<size_t>(order[static_cast<size_t>(pos)]) * H + j] = st[2 * j + 1];
+        for (const Impl::Group& g : m.groups) {
+          const std::vector<int> order = g.shape.end_order();
+          for (int pos = 0; pos < g.shape.batch; ++pos) {
+            const float* st = u.state_out->data() + static_cast<size_t>(g.first + pos) * H * 2;
+            const size_t b = static_cast<size_t>(g.first + order[static_cast<size_t>(pos)]);
+            for (int j = 0; j < H; ++j) cn[b * H + j] = st[2 * j + 1];
+          }
         }
       }
     }
@@ -371,8 +410,18 @@ std::vector<float> RnnStack::backward(const std::vector<float>& dy) {
         be_.copy_rows(dy_packed.data() + d * H, D * H, u.dh->data(), H, m.S, H, d ? m.rev.data() : nullptr, 0.0f);
       }
       const int bank = bank_for(i);
-      jobs.push_back(dev_.backward({m.shape, bank, u.store, {u.dh}, {}, {u.delta}, {}}));
-      m.submitted.push_back(jobs.back());
+      for (size_t k = 0; k < m.groups.size(); ++k) {
+        const Impl::Group& g = m.groups[k];
+        const size_t off = static_cast<size_t>(g.offset);
+        jobs.push_back(dev_.backward({g.shape,
+                                      bank,
+                                      u.stores[k],
+                                      {u.dh, off * H},
+                                      {},
+                                      {u.delta, off * kDeltaWords * H},
+                                      {}}));
+        m.submitted.push_back(jobs.back());
+      }
       m.bank_job[static_cast<size_t>(bank)] = jobs.back();
     }
     // The layer above's weight gradients while the device runs this layer's BACKWARD.
@@ -381,7 +430,8 @@ std::vector<float> RnnStack::backward(const std::vector<float>& dy) {
     for (int d = 0; d < D; ++d) {
       const int i = l * D + d;
       Impl::Unit& u = m.units[static_cast<size_t>(i)];
-      wait_job(jobs[static_cast<size_t>(d)]);
+      for (size_t k = 0; k < m.groups.size(); ++k)
+        wait_job(jobs[static_cast<size_t>(d) * m.groups.size() + k]);
       Trace::Scope t(trace_, "compute", "dx GEMM l" + std::to_string(l) + (d ? " reverse" : ""));
       if (d == 0) {
         be_.gemm(false, false, m.S, in, 4 * H, 1.0f, u.delta->data(), 4 * H, u.w_u4.data(), in, 0.0f,

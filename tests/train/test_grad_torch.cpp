@@ -1,7 +1,9 @@
 // The RNN stack on model:// against PyTorch (float64 references from
 // torch_grad_reference.py): y, h_n, c_n, dx and every parameter gradient
 // within max|a - b| <= 1e-5 * max|b| per tensor, for LSTM and GRU, 1-2
-// layers, uni- and bidirectional, H = 1 up; the same on 1 and 7 PEs.
+// layers, uni- and bidirectional, H = 1 up; the same on 1 and 7 PEs, and on
+// devices whose max_batch is below the batch (the stack splits it into
+// commands of at most max_batch slots: B = 3 as 2 + 1, B = 4 as 2 + 2 or 4 x 1).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -47,7 +49,8 @@ TEST_P(GradTorch, MatchesPyTorch) {
   in.dy = io::read_npy(dir + "/dy.npy");
   const io::TensorList expected = io::read_safetensors(dir + "/expected.safetensors");
   auto backend = make_cpu_backend(1);
-  for (const char* uri : {"model://?pes=4", "model://?pes=1", "model://?pes=7&threads=2"}) {
+  for (const char* uri : {"model://?pes=4", "model://?pes=1", "model://?pes=7&threads=2",
+                          "model://?pes=4&batch=2", "model://?pes=3&batch=1"}) {
     auto dev = Device::open(uri);
     const io::TensorList got = compute_grad(cfg, *dev, *backend, in);
     ASSERT_EQ(got.size(), expected.size()) << uri;

@@ -1,7 +1,8 @@
 // Trainer: checkpoints carry exactly PyTorch's parameter names, shapes and
 // order (compared with a state dict PyTorch wrote), a checkpoint restores the
 // same model, the loss falls on both built-in tasks, packed batches do no
-// work on padding, bad datasets are refused, device work overlaps compute, and
+// work on padding, a batch above the device's max_batch runs as several
+// commands with the same results, bad datasets are refused, device work overlaps compute, and
 // the trace of a sim:// run has its DMA lanes.
 #include <gtest/gtest.h>
 
@@ -78,6 +79,51 @@ TEST(Trainer, PackedBatchesSkipPadding) {
   EXPECT_LT(packed, 16 * 8);  // the task has unequal lengths
   // Two directions, FORWARD and BACKWARD: MACs = 2 * 2 * packed * G*H*H.
   EXPECT_EQ(dev->counters().macs, static_cast<uint64_t>(4 * packed * 3 * 6 * 6));
+}
+
+// A batch of 7 on devices that take 4 or 2 slots a command: 2 or 4 FORWARDs
+// and BACKWARDs per layer-direction, the same losses, parameters and MACs as
+// one command of 7 (a slot's arithmetic does not depend on its neighbours).
+TEST(Trainer, BatchesAboveTheDeviceMaximumAreSplit) {
+  const Dataset data = synthetic_task("adding", 12, 7, 9);
+  const std::vector<int> all = {0, 1, 2, 3, 4, 5, 6};
+  std::vector<io::TensorList> states;
+  std::vector<double> losses;
+  for (const int max_batch : {8, 4, 2}) {
+    auto dev = Device::open("model://?pes=3&batch=" + std::to_string(max_batch));
+    auto be = make_cpu_backend(1);
+    TrainConfig c = small_config(CellKind::kLstm, 2, 5, 2, true);
+    c.batch = 7;
+    Trainer t(c, *dev, *be);
+    const StepStats st = t.step(data, all);
+    losses.push_back(st.loss);
+    states.push_back(t.state());
+    // 2 layers x 2 directions, a command per group.
+    const uint64_t commands = static_cast<uint64_t>(4 * ((7 + max_batch - 1) / max_batch));
+    EXPECT_EQ(dev->counters().forwards, commands) << max_batch;
+    EXPECT_EQ(dev->counters().backwards, commands) << max_batch;
+    long packed = 0;
+    for (int n : data.lengths) packed += n;
+    EXPECT_EQ(dev->counters().macs, static_cast<uint64_t>(8 * packed * 4 * 5 * 5)) << max_batch;
+  }
+  for (size_t k = 1; k < states.size(); ++k) {
+    EXPECT_EQ(losses[k], losses[0]);  // the forward is bit for bit the same
+    ASSERT_EQ(states[k].size(), states[0].size());
+    // The weight-gradient GEMMs sum over the packed steps, whose order
+    // follows the groups: the updated parameters agree to float rounding.
+    for (size_t i = 0; i < states[0].size(); ++i) {
+      EXPECT_LE(io::max_relative_error(states[k][i].second, states[0][i].second), 1e-6)
+          << k << " " << states[0][i].first;
+    }
+  }
+  // sim:// takes 4 slots a command: the trainer's default batch of 8 runs on it.
+  auto sim = Device::open("sim://?seed=2");
+  auto be = make_cpu_backend(1);
+  TrainConfig c = small_config(CellKind::kGru, 2, 4, 1, false);
+  Trainer t(c, *sim, *be);
+  const Dataset eight = synthetic_task("adding", 5, 8, 4);
+  EXPECT_TRUE(std::isfinite(t.step(eight, {0, 1, 2, 3, 4, 5, 6, 7}).loss));
+  EXPECT_EQ(sim->counters().forwards, 2u);
 }
 
 TEST(Trainer, RefusesBadDatasets) {

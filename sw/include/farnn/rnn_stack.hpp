@@ -8,7 +8,9 @@
 //
 // Batches are padded (T, B, features), seq-first as PyTorch's default, with
 // per-sequence lengths (empty: all T); internally only the packed steps are
-// computed (no work on padding), and padded outputs are zero.
+// computed (no work on padding), and padded outputs are zero. A batch above
+// the device's max_batch runs as groups of at most max_batch sequences, a
+// device command each; the GEMMs still see the whole batch.
 //
 // Schedule of one step (the overlap is real: device commands are asynchronous):
 //   forward, layer by layer: input GEMM of each direction, device FORWARD;
