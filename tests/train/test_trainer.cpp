@@ -147,17 +147,146 @@ TEST(Trainer, RefusesBadDatasets) {
   EXPECT_THROW(synthetic_task("mnist", 8, 4, 1), std::invalid_argument);
 }
 
-// A bidirectional layer's reverse-direction input GEMM runs while the device
-// runs the forward direction: the trace shows device and compute spans overlapping.
+// The order of what the host does, one log for the device and the backend:
+// "submit FORWARD 0" (the k-th FORWARD), "wait FORWARD 0" (its first wait),
+// "gemm ta tb m n k". The host runs on one thread, so the log's order does
+// not depend on how fast the device is: it shows which compute the host
+// issues while a device command is outstanding.
+struct HostLog {
+  std::vector<std::string> lines;
+  size_t find(const std::string& line, int nth = 0) const {
+    for (size_t i = 0; i < lines.size(); ++i)
+      if (lines[i] == line && nth-- == 0) return i;
+    ADD_FAILURE() << "'" << line << "' not in the log";
+    return lines.size();
+  }
+};
+
+class LoggedJob : public Job {
+ public:
+  LoggedJob(JobPtr job, HostLog& log, std::string what) : job_(std::move(job)), log_(log), what_(std::move(what)) {}
+  bool done() const override { return job_->done(); }
+  JobReport wait(std::chrono::milliseconds limit) override {
+    if (!waited_) log_.lines.push_back("wait " + what_);
+    waited_ = true;
+    return job_->wait(limit);
+  }
+
+ private:
+  JobPtr job_;
+  HostLog& log_;
+  std::string what_;
+  bool waited_ = false;
+};
+
+class LoggedDevice : public Device {
+ public:
+  LoggedDevice(Device& dev, HostLog& log) : dev_(dev), log_(log) {}
+  const Capabilities& caps() const override { return dev_.caps(); }
+  BufferPtr alloc(size_t words, Access access, const std::string& name) override {
+    return dev_.alloc(words, access, name);
+  }
+  BufferPtr register_memory(float* ptr, size_t words, Access access, const std::string& name) override {
+    return dev_.register_memory(ptr, words, access, name);
+  }
+  void unregister(const BufferPtr& buffer) override { dev_.unregister(buffer); }
+  GateStorePtr alloc_gate_store(const LayerShape& shape) override { return dev_.alloc_gate_store(shape); }
+  JobPtr load(int bank, const LayerShape& shape, BufferRef w_hh, BufferRef b_hh) override {
+    return dev_.load(bank, shape, w_hh, b_hh);
+  }
+  JobPtr forward(const ForwardArgs& args) override { return logged(dev_.forward(args), "FORWARD", forwards_); }
+  JobPtr backward(const BackwardArgs& args) override { return logged(dev_.backward(args), "BACKWARD", backwards_); }
+  void ring_step_doorbell(int index, uint32_t count) override { dev_.ring_step_doorbell(index, count); }
+  void drain(std::chrono::milliseconds limit) override { dev_.drain(limit); }
+  Counters counters() const override { return dev_.counters(); }
+  void reset() override { dev_.reset(); }
+
+ private:
+  JobPtr logged(JobPtr job, const char* op, int& count) {
+    const std::string what = std::string(op) + " " + std::to_string(count++);
+    log_.lines.push_back("submit " + what);
+    return std::make_shared<LoggedJob>(std::move(job), log_, what);
+  }
+  Device& dev_;
+  HostLog& log_;
+  int forwards_ = 0, backwards_ = 0;
+};
+
+class LoggedBackend : public Backend {
+ public:
+  LoggedBackend(Backend& be, HostLog& log) : be_(be), log_(log) {}
+  std::string name() const override { return be_.name(); }
+  void gemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
+            float beta, float* c, int ldc) override {
+    log_.lines.push_back("gemm " + std::to_string(ta) + " " + std::to_string(tb) + " " + std::to_string(m) + " " +
+                         std::to_string(n) + " " + std::to_string(k));
+    be_.gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
+  void copy_rows(const float* src, int ss, float* dst, int ds, int rows, int cols, const int* index,
+                 float beta) override {
+    be_.copy_rows(src, ss, dst, ds, rows, cols, index, beta);
+  }
+  void add_row_vector(float* c, int rows, int cols, int ldc, const float* bias) override {
+    be_.add_row_vector(c, rows, cols, ldc, bias);
+  }
+  void column_sums(const float* a, int rows, int cols, int lda, float* out, float beta) override {
+    be_.column_sums(a, rows, cols, lda, out, beta);
+  }
+  double sum_squares(const float* x, size_t n) override { return be_.sum_squares(x, n); }
+  void scale(float* x, size_t n, float f) override { be_.scale(x, n, f); }
+  void sgd_step(float* p, const float* g, float* buf, size_t n, const SgdConfig& c, bool first) override {
+    be_.sgd_step(p, g, buf, n, c, first);
+  }
+  void adam_step(float* p, const float* g, float* m, float* v, size_t n, const AdamConfig& c, long step) override {
+    be_.adam_step(p, g, m, v, n, c, step);
+  }
+  double mse(const float* y, const float* t, size_t n, float* dy, float s) override { return be_.mse(y, t, n, dy, s); }
+  double cross_entropy(const float* l, const float* y, int rows, int classes, float* dy, float s) override {
+    return be_.cross_entropy(l, y, rows, classes, dy, s);
+  }
+  void synchronize() override { be_.synchronize(); }
+
+ private:
+  Backend& be_;
+  HostLog& log_;
+};
+
+// Both overlaps of the schedule, each on its own. Forward: a bidirectional
+// layer's reverse-direction input GEMM is issued after the forward
+// direction's FORWARD is submitted and before the host waits for it.
+// Backward: layer 1's weight-gradient GEMMs are issued while layer 0's
+// BACKWARD is outstanding (submitted, not yet waited for). With I = 3 and
+// H = 4 every GEMM shape names its layer. The device (an asynchronous
+// model://) then runs the command while the host computes; the trace shows
+// its FORWARD and BACKWARD spans.
 TEST(Trainer, DeviceWorkOverlapsCompute) {
-  auto dev = Device::open("model://?pes=4&threads=1");
-  auto be = make_cpu_backend(1);
+  auto model = Device::open("model://?pes=4&threads=1");
+  auto cpu = make_cpu_backend(1);
+  HostLog log;
+  LoggedDevice dev(*model, log);
+  LoggedBackend be(*cpu, log);
   Trace trace;
-  TrainConfig c = small_config(CellKind::kLstm, 64, 64, 2, true);
-  Trainer t(c, *dev, *be, &trace);
-  const Dataset data = {{{20, 4, 64}, std::vector<float>(20 * 4 * 64, 0.5f)}, {{4, 1}, {1, 2, 3, 4}}, {}};
-  t.step(data, {0, 1, 2, 3});
-  EXPECT_GT(trace.overlap_us("device", "compute"), 0.0);
+  const int I = 3, H = 4, T = 5, B = 2, S = T * B;
+  Trainer t(small_config(CellKind::kLstm, I, H, 2, true), dev, be, &trace);
+  const Dataset data = {{{T, B, I}, std::vector<float>(T * B * I, 0.5f)}, {{B, 1}, {1, 2}}, {}};
+  t.step(data, {0, 1});
+  const auto gemm = [](bool ta, bool tb, int m, int n, int k) {
+    return "gemm " + std::to_string(ta) + " " + std::to_string(tb) + " " + std::to_string(m) + " " +
+           std::to_string(n) + " " + std::to_string(k);
+  };
+  // Forward: layer 0's input GEMMs (forward, then reverse direction) and FORWARD 0.
+  const size_t reverse_input = log.find(gemm(false, true, S, 4 * H, I), 1);
+  EXPECT_LT(log.find("submit FORWARD 0"), reverse_input);
+  EXPECT_LT(reverse_input, log.find("wait FORWARD 0"));
+  // Backward: BACKWARD 0, 1 are layer 1's, 2, 3 layer 0's; layer 1's W_ih
+  // gradient GEMM (4H x 2H over the S packed steps) runs between the
+  // submission of layer 0's first BACKWARD and the wait for it.
+  const size_t grad_l1 = log.find(gemm(true, false, 4 * H, 2 * H, S));
+  EXPECT_LT(log.find("wait BACKWARD 1"), log.find("submit BACKWARD 2"));
+  EXPECT_LT(log.find("submit BACKWARD 2"), grad_l1);
+  EXPECT_LT(grad_l1, log.find("wait BACKWARD 2"));
+  // Layer 0's own gradient GEMMs come after its BACKWARDs: nothing is left to overlap.
+  EXPECT_GT(log.find(gemm(true, false, 4 * H, I, S)), log.find("wait BACKWARD 3"));
   bool fw = false, bw = false;
   for (const Trace::Event& e : trace.events()) {
     fw |= e.lane == "device" && e.name.rfind("FORWARD", 0) == 0;
