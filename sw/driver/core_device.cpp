@@ -131,10 +131,13 @@ struct Pending {
   Counters counts;  // loads/forwards/backwards
   nanoseconds submitted;             // device time
   Clock::time_point host_submitted;  // host time
+  std::vector<Range> data;           // its host data: held until it ends, NaN/Inf words counted then
 };
 
 struct Core : std::enable_shared_from_this<Core> {
-  std::mutex m;
+  // Recursive: a finished command releases the buffers it held (Pending::data)
+  // with the mutex held, and a buffer's destructor takes it to unregister.
+  std::recursive_mutex m;
   std::unique_ptr<Transport> t;
   CoreOptions opt;
   Capabilities caps;
@@ -423,6 +426,7 @@ struct Core : std::enable_shared_from_this<Core> {
   // its (`last`: the newest of those seen together reads them).
   void retire(const Pending& p, bool last) {
     Counters d = p.counts;
+    count_nonfinite(p.data, d);
     const nanoseconds now = t->now();
     DmaActivity dma;
     if (last) {
@@ -432,7 +436,6 @@ struct Core : std::enable_shared_from_this<Core> {
       d.macs = hw.macs - hw_last.macs;
       d.words_read = (hw.rd - hw_last.rd) / 4;
       d.words_written = (hw.wr - hw_last.wr) / 4;
-      d.nonfinite_outputs = hw.nonfinite - hw_last.nonfinite;
       d.busy_seconds = static_cast<double>(d.cycles) / clock_hz;
       hw_last = hw;
     }
@@ -455,6 +458,8 @@ struct Core : std::enable_shared_from_this<Core> {
     totals.loads += d.loads;
     totals.forwards += d.forwards;
     totals.backwards += d.backwards;
+    totals.nonfinite_inputs += d.nonfinite_inputs;
+    totals.nonfinite_outputs += d.nonfinite_outputs;
   }
 
   // Fails the head command with `error`, the rest with NotRunError, and remembers the failure.
@@ -621,7 +626,7 @@ void CoreBuffer::unmap_foreign() {
 }
 
 CoreBuffer::~CoreBuffer() {
-  std::lock_guard<std::mutex> lock(core_->m);
+  std::lock_guard<std::recursive_mutex> lock(core_->m);
   core_->buffers.erase(this);
   core_->windows_dirty = true;
   if (owned_) {
@@ -632,14 +637,14 @@ CoreBuffer::~CoreBuffer() {
 }
 
 CoreGateStore::~CoreGateStore() {
-  std::lock_guard<std::mutex> lock(core_->m);
+  std::lock_guard<std::recursive_mutex> lock(core_->m);
   core_->card.erase(base_);
 }
 
 bool CoreJob::done() const {
   if (done_.load()) return true;
   if (auto core = core_.lock()) {
-    std::lock_guard<std::mutex> lock(core->m);
+    std::lock_guard<std::recursive_mutex> lock(core->m);
     core->progress();
   }
   return done_.load();
@@ -649,7 +654,7 @@ JobReport CoreJob::wait(std::chrono::milliseconds limit) {
   if (!done_.load()) {
     auto core = core_.lock();
     if (!core) throw NotRunError(what_ + ": the device was closed before it finished");
-    std::lock_guard<std::mutex> lock(core->m);
+    std::lock_guard<std::recursive_mutex> lock(core->m);
     core->wait_job(*this, Clock::now() + limit);
   }
   return result();
@@ -659,7 +664,7 @@ class CoreDevice final : public Device {
  public:
   explicit CoreDevice(std::shared_ptr<Core> core) : core_(std::move(core)) {}
   ~CoreDevice() override {
-    std::lock_guard<std::mutex> lock(core_->m);
+    std::lock_guard<std::recursive_mutex> lock(core_->m);
     try {
       core_->wait_until([] { return false; }, Clock::now() + std::chrono::seconds(30), "close");
     } catch (const DeviceError&) {
@@ -670,20 +675,20 @@ class CoreDevice final : public Device {
   const Capabilities& caps() const override { return core_->caps; }
 
   BufferPtr alloc(size_t words, Access access, const std::string& name) override {
-    std::lock_guard<std::mutex> lock(core_->m);
+    std::lock_guard<std::recursive_mutex> lock(core_->m);
     const DmaRegion r = core_->t->alloc_dma(std::max<size_t>(words, 1) * 4, name);
     return add(std::make_shared<CoreBuffer>(core_, static_cast<float*>(r.cpu), r.bus, words, access, name, r));
   }
 
   BufferPtr register_memory(float* ptr, size_t words, Access access, const std::string& name) override {
     if (ptr == nullptr && words > 0) throw BufferError("register_memory '" + name + "': null pointer");
-    std::lock_guard<std::mutex> lock(core_->m);
+    std::lock_guard<std::recursive_mutex> lock(core_->m);
     const uint64_t bus = words > 0 ? core_->t->map_foreign(ptr, words * 4, name) : 0;
     return add(std::make_shared<CoreBuffer>(core_, ptr, bus, words, access, name, std::nullopt));
   }
 
   void unregister(const BufferPtr& buffer) override {
-    std::lock_guard<std::mutex> lock(core_->m);
+    std::lock_guard<std::recursive_mutex> lock(core_->m);
     if (!buffer || core_->buffers.erase(buffer.get()) == 0) {
       throw BufferError("unregister: buffer '" + (buffer ? buffer->name() : std::string("(null)")) +
                         "' is not registered with this device");
@@ -697,7 +702,7 @@ class CoreDevice final : public Device {
     check_shape(shape, core_->caps, "alloc_gate_store");
     const uint64_t bytes = static_cast<uint64_t>(shape.packed_steps()) * shape.hidden * engine::kRecordWords * 4;
     const uint64_t size = (bytes + 4095) / 4096 * 4096;
-    std::lock_guard<std::mutex> lock(core_->m);
+    std::lock_guard<std::recursive_mutex> lock(core_->m);
     uint64_t base = 0, used = 0;
     for (const auto& [b, n] : core_->card) {  // first fit
       if (b - base >= size) break;
@@ -719,8 +724,9 @@ class CoreDevice final : public Device {
     check_bank(bank, core_->caps, what);
     check_shape(shape, core_->caps, what);
     const size_t gh = static_cast<size_t>(shape.gates()) * shape.hidden;
-    std::lock_guard<std::mutex> lock(core_->m);
-    check_ranges(load_ranges(shape, w_hh, b_hh), what, mine());
+    std::lock_guard<std::recursive_mutex> lock(core_->m);
+    const std::vector<Range> ranges = load_ranges(shape, w_hh, b_hh);
+    check_ranges(ranges, what, mine());
     if (core_->bank_users[static_cast<size_t>(bank)] > 0) {
       throw BankBusyError(what + ": bank " + std::to_string(bank) + " is still in use by " +
                           std::to_string(core_->bank_users[static_cast<size_t>(bank)]) +
@@ -748,14 +754,14 @@ class CoreDevice final : public Device {
     core_->bank_shape[static_cast<size_t>(bank)] = std::make_pair(shape.cell, shape.hidden);
     Counters c;
     c.loads = 1;
-    return submit(d, what, -1, bank, c);
+    return submit(d, what, -1, bank, c, ranges);
   }
 
   JobPtr forward(const ForwardArgs& a) override {
     const LayerShape& s = a.shape;
     const std::string what = checked_command("FORWARD", s, a.bank, core_->caps);
     const std::vector<Range> ranges = forward_ranges(a, what);
-    std::lock_guard<std::mutex> lock(core_->m);
+    std::lock_guard<std::recursive_mutex> lock(core_->m);
     check_ranges(ranges, what, mine());
     auto store = checked_store(a.store, s, what);
     check_bank_holds(core_->bank_shape[static_cast<size_t>(a.bank)], s, a.bank, what);
@@ -768,14 +774,14 @@ class CoreDevice final : public Device {
     d.state_out_addr = a.state_out ? bus(a.state_out) : core_->discard.bus;
     Counters c;
     c.forwards = 1;
-    return submit(d, what, a.bank, -1, c, &s);
+    return submit(d, what, a.bank, -1, c, ranges, &s);
   }
 
   JobPtr backward(const BackwardArgs& a) override {
     const LayerShape& s = a.shape;
     const std::string what = checked_command("BACKWARD", s, a.bank, core_->caps);
     const std::vector<Range> ranges = backward_ranges(a, what);
-    std::lock_guard<std::mutex> lock(core_->m);
+    std::lock_guard<std::recursive_mutex> lock(core_->m);
     check_ranges(ranges, what, mine());
     auto store = checked_store(a.store, s, what);
     check_bank_holds(core_->bank_shape[static_cast<size_t>(a.bank)], s, a.bank, what);
@@ -788,22 +794,22 @@ class CoreDevice final : public Device {
     d.state_out_addr = a.dstate ? bus(a.dstate) : core_->discard.bus;
     Counters c;
     c.backwards = 1;
-    return submit(d, what, a.bank, -1, c, &s);
+    return submit(d, what, a.bank, -1, c, ranges, &s);
   }
 
   void ring_step_doorbell(int index, uint32_t count) override {
     check_doorbell(index);
-    std::lock_guard<std::mutex> lock(core_->m);
+    std::lock_guard<std::recursive_mutex> lock(core_->m);
     core_->wr(cr::kRegStepDoorbell(static_cast<unsigned>(index)), count);
   }
 
   void drain(std::chrono::milliseconds limit) override {
-    std::lock_guard<std::mutex> lock(core_->m);
+    std::lock_guard<std::recursive_mutex> lock(core_->m);
     core_->wait_until([&] { return core_->pending.empty(); }, Clock::now() + limit, "drain");
   }
 
   Counters counters() const override {
-    std::lock_guard<std::mutex> lock(core_->m);
+    std::lock_guard<std::recursive_mutex> lock(core_->m);
     Counters c = core_->totals;
     if (core_->link_lost) return c;
     const HwCounters hw = core_->read_hw();
@@ -811,19 +817,18 @@ class CoreDevice final : public Device {
     c.macs = hw.macs;
     c.words_read = hw.rd / 4;
     c.words_written = hw.wr / 4;
-    c.nonfinite_outputs = hw.nonfinite;
     c.busy_seconds = static_cast<double>(hw.busy) / core_->clock_hz;
     return c;
   }
 
   void reset() override {
-    std::lock_guard<std::mutex> lock(core_->m);
+    std::lock_guard<std::recursive_mutex> lock(core_->m);
     core_->reset();
   }
 
   void inject_fault(const FaultPlan& plan) override {
     if (!core_->opt.inject) Device::inject_fault(plan);
-    std::lock_guard<std::mutex> lock(core_->m);
+    std::lock_guard<std::recursive_mutex> lock(core_->m);
     core_->opt.inject(plan);
   }
 
@@ -841,7 +846,7 @@ class CoreDevice final : public Device {
       checks.push_back(c);
     };
     check("scratch register", [&] {
-      std::lock_guard<std::mutex> lock(core_->m);
+      std::lock_guard<std::recursive_mutex> lock(core_->m);
       for (uint32_t v : {0xa5a5a5a5u, 0x5a5a5a5au, 0xffffffffu, 0x00000000u, 0x12345678u}) {
         core_->wr(cr::kRegScratch, v);
         const uint32_t got = core_->rd(cr::kRegScratch);
@@ -893,7 +898,7 @@ class CoreDevice final : public Device {
   }
 
   std::vector<std::string> status_report() override {
-    std::lock_guard<std::mutex> lock(core_->m);
+    std::lock_guard<std::recursive_mutex> lock(core_->m);
     Core& c = *core_;
     std::vector<std::string> lines{c.caps.description};
     if (c.link_lost) return lines.push_back("link: DOWN (reset() tries to recover it)"), lines;
@@ -917,6 +922,11 @@ class CoreDevice final : public Device {
        << c.rd(cr::kRegRingHead) << ", tail " << c.rd(cr::kRegRingTail) << ", done " << c.rd(cr::kRegRingDone)
        << ", write-back " << hex(c.rd64(cr::kRegRingWbAddr)) << "; " << c.pending.size() << " in flight";
     lines.push_back(os.str());
+    const HwCounters hw = c.read_hw();
+    os.str("");
+    os << "counters: " << hw.busy << " busy cycles, " << hw.macs << " MACs, " << hw.rd << " bytes read, " << hw.wr
+       << " bytes written, " << hw.nonfinite << " units with a NaN/Inf output";
+    lines.push_back(os.str());
     if (c.windows_dirty && c.pending.empty()) c.write_windows();
     for (unsigned i = 0; i < c.num_windows; ++i) {
       const uint32_t wc = c.rd(cr::kRegWinCtrl(i));
@@ -934,8 +944,8 @@ class CoreDevice final : public Device {
     d.irq = true;
     auto job = std::make_shared<CoreJob>(core_, what);
     {
-      std::lock_guard<std::mutex> lock(core_->m);
-      core_->push(d, {0, job, -1, -1, {}, {}, {}});
+      std::lock_guard<std::recursive_mutex> lock(core_->m);
+      core_->push(d, {0, job, -1, -1, {}, {}, {}, {}});
     }
     job->wait(std::chrono::seconds(60));
   }
@@ -1004,9 +1014,9 @@ class CoreDevice final : public Device {
 
   // `shape`: a FORWARD/BACKWARD's (its lengths are staged with the descriptor).
   JobPtr submit(const cr::Descriptor& d, const std::string& what, int bank, int load_bank, const Counters& counts,
-                const LayerShape* shape = nullptr) {
+                const std::vector<Range>& data, const LayerShape* shape = nullptr) {
     auto job = std::make_shared<CoreJob>(core_, what);
-    core_->push(d, {0, job, bank, load_bank, counts, {}, {}}, shape);
+    core_->push(d, {0, job, bank, load_bank, counts, {}, {}, data}, shape);
     return job;
   }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <sstream>
+#include <string_view>
 
 #include "device_common.hpp"
 
@@ -307,6 +308,20 @@ void check_doorbell(int index) {
   if (index < 0 || index >= kStepDoorbells) {
     throw InvalidArgumentError("ring_step_doorbell: doorbell " + std::to_string(index) + " does not exist (0.." +
                                std::to_string(kStepDoorbells - 1) + ")");
+  }
+}
+
+uint64_t count_nonfinite(const uint32_t* words, size_t n) {
+  uint64_t bad = 0;
+  for (size_t i = 0; i < n; ++i) bad += (words[i] & 0x7f800000u) == 0x7f800000u;
+  return bad;
+}
+
+void count_nonfinite(const std::vector<Range>& ranges, Counters& counters) {
+  for (const Range& r : ranges) {
+    if (!r.ref || std::string_view(r.role).starts_with("sync.")) continue;
+    const auto* words = reinterpret_cast<const uint32_t*>(r.ref.buffer->data() + r.ref.offset);
+    (r.output ? counters.nonfinite_outputs : counters.nonfinite_inputs) += count_nonfinite(words, r.words);
   }
 }
 

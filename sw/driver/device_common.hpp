@@ -88,5 +88,10 @@ void check_doorbell(int index);
 // InvalidArgumentError for a doorbell outside 0..kStepDoorbells-1, a gate on
 // both a word and a doorbell, or every < 1.
 void add_sync_ranges(std::vector<Range>& ranges, const StepSync& sync, const std::string& what);
+// NaN/Inf words (exponent all ones) among n words.
+uint64_t count_nonfinite(const uint32_t* words, size_t n);
+// Counters::nonfinite_inputs and nonfinite_outputs of a finished command: the
+// NaN/Inf words of its data ranges (the sync words are not data).
+void count_nonfinite(const std::vector<Range>& ranges, Counters& counters);
 
 }  // namespace farnn::driver

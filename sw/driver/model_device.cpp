@@ -120,12 +120,6 @@ class ModelJob final : public Job {
   JobReport report_;
 };
 
-uint64_t count_nonfinite(const Words& w) {
-  uint64_t n = 0;
-  for (uint32_t x : w) n += (x & 0x7f800000u) == 0x7f800000u;
-  return n;
-}
-
 // A command's reads and writes of host buffers, counted as they happen.
 struct Traffic {
   Counters counted;
@@ -135,14 +129,14 @@ struct Traffic {
     if (!ref) return w;
     if (words) std::memcpy(w.data(), ref.buffer->data() + ref.offset, 4 * words);
     counted.words_read += words;
-    counted.nonfinite_inputs += count_nonfinite(w);
+    counted.nonfinite_inputs += count_nonfinite(w.data(), w.size());
     return w;
   }
   void out(const BufferRef& ref, const Words& w) {
     if (!ref) return;
     if (!w.empty()) std::memcpy(ref.buffer->data() + ref.offset, w.data(), 4 * w.size());
     counted.words_written += w.size();
-    counted.nonfinite_outputs += count_nonfinite(w);
+    counted.nonfinite_outputs += count_nonfinite(w.data(), w.size());
   }
 };
 

@@ -132,6 +132,29 @@ TEST(SimDevice, BadArgumentsAreRefusedClearly) {
 
 // Foreign memory (as a GPU allocation would be) registered for xp and h;
 // drain() waits for everything; unregister() refuses later use and unmaps.
+// A command holds the buffers it names until it ends: the caller may drop
+// its handles right after submitting, and the command still reads them.
+TEST(SimDevice, ACommandKeepsItsBuffersUntilItEnds) {
+  auto dev = open_sim();
+  std::mt19937_64 rng(12);
+  LayerShape s;
+  s.hidden = 8;
+  s.batch = 2;
+  s.steps = 4;
+  const LayerData d = core_layer(s, rng);
+  const size_t H = s.hidden, S = s.packed_steps();
+  BufferPtr h = dev->alloc(S * H, Access::kWrite, "h");
+  JobPtr fw;
+  {
+    BufferPtr w = buffer_of(*dev, d.w.w_hh, Access::kRead, "w_hh"), b = buffer_of(*dev, d.w.b_hh, Access::kRead, "b");
+    BufferPtr xp = buffer_of(*dev, d.xp, Access::kRead, "xp"), st = buffer_of(*dev, d.state_in, Access::kRead, "st");
+    dev->load(0, s, {w}, {b});
+    fw = dev->forward({s, 0, {xp}, {st}, {h}, {}, dev->alloc_gate_store(s)});
+  }
+  fw->wait();
+  EXPECT_EQ(words_of(h, 0, S * H), d.fw.h);
+}
+
 TEST(SimDevice, RegisteredMemoryDrainAndUnregister) {
   sim::SimTransport* link = nullptr;
   auto dev = sim::open_sim_device(driver::Uri::parse("sim://?seed=7"), &link);
@@ -222,13 +245,32 @@ TEST(SimDevice, NonFiniteDataPropagatesAndIsCounted) {
   s.steps = 2;
   LayerData d = core_layer(s, rng);
   d.xp[0] = 0x7fc00000u;  // NaN
+  d.dh[3] = 0xff800000u;  // -Inf
   const engine::Config cfg = engine_config(s, kCore.num_pe, kCore.num_chains);
   d.fw = engine::forward(cfg, d.w, d.xp, d.state_in);
   d.bw = engine::backward(cfg, d.w, d.fw.records, d.dh, d.carry);
   const Counters before = dev->counters();
   const DeviceRun r = run_layer(*dev, d, 0);
   expect_same(d, r, "NaN in xp");
-  EXPECT_GT(dev->counters().nonfinite_outputs - before.nonfinite_outputs, 0u);
+  // The NaN/Inf words each command read and wrote, as the model counts them.
+  const auto bad = [](const std::vector<const Words*>& arrays) {
+    uint64_t n = 0;
+    for (const Words* w : arrays)
+      for (uint32_t x : *w) n += (x & 0x7f800000u) == 0x7f800000u;
+    return n;
+  };
+  EXPECT_EQ(r.fw.nonfinite_inputs, 1u);
+  EXPECT_EQ(r.bw.nonfinite_inputs, 1u);
+  EXPECT_GT(r.fw.nonfinite_outputs, 0u);
+  EXPECT_EQ(r.fw.nonfinite_outputs, bad({&d.fw.h, &d.fw.state_out}));
+  EXPECT_EQ(r.bw.nonfinite_outputs, bad({&d.bw.delta, &d.bw.state_out}));
+  const Counters after = dev->counters();
+  EXPECT_EQ(after.nonfinite_inputs - before.nonfinite_inputs, 2u);
+  EXPECT_EQ(after.nonfinite_outputs - before.nonfinite_outputs, r.fw.nonfinite_outputs + r.bw.nonfinite_outputs);
+  auto model = Device::open(dev->caps().model_uri());
+  const DeviceRun m = run_layer(*model, d, 0);
+  EXPECT_EQ(r.fw.nonfinite_outputs, m.fw.nonfinite_outputs);
+  EXPECT_EQ(r.bw.nonfinite_outputs, m.bw.nonfinite_outputs);
   EXPECT_EQ(dev->counters().failed, 0u);
 }
 
