@@ -165,7 +165,7 @@ int cmd_compare(const std::string& a_path, const std::string& b_path, double rto
 }
 
 struct TrainFlags {
-  std::string task, x, y, lengths, checkpoint, loss_csv, plot, trace;
+  std::string task, x, y, lengths, checkpoint, loss_csv, plot, trace, backend = "cpu";
   int steps = 50, samples = 256, threads = 0;
   bool quiet = false;
 };
@@ -197,8 +197,8 @@ int cmd_train(const ModelFlags& m, TrainConfig cfg, const TrainFlags& f, const s
     }
   }
   cfg.validate();
+  auto backend = make_backend(f.backend, f.threads);
   auto dev = Device::open(uri);
-  auto backend = make_cpu_backend(f.threads);
   Trace trace;
   Trainer trainer(cfg, *dev, *backend, f.trace.empty() ? nullptr : &trace);
   trainer.check_dataset(data, source);
@@ -315,6 +315,7 @@ int main(int argc, char** argv) {
   tr->add_option("--batch", tc.batch, "sequences per step")->check(CLI::PositiveNumber);
   tr->add_option("--epochs", tc.epochs, "passes over the data")->check(CLI::PositiveNumber);
   tr->add_option("--seed", tc.seed, "initialisation, data and shuffling seed");
+  tr->add_option("--backend", tf.backend, "compute backend: cpu");
   tr->add_option("--threads", tf.threads, "compute backend threads (0: all cores)");
   tr->add_option("--device", uri, "device URI");
   tr->add_option("--checkpoint", tf.checkpoint, "parameters after every epoch (.safetensors)");

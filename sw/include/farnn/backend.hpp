@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace farnn::train {
 
@@ -67,5 +68,11 @@ class Backend {
 
 // Eigen, multithreaded over the GEMMs (`threads` <= 0: all cores).
 std::unique_ptr<Backend> make_cpu_backend(int threads = 0);
+
+// The backends this build has, by the name `farnn train --backend` takes.
+std::vector<std::string> backend_names();
+// The backend called `name` (std::invalid_argument listing backend_names()
+// for any other name).
+std::unique_ptr<Backend> make_backend(const std::string& name, int threads = 0);
 
 }  // namespace farnn::train
