@@ -4,6 +4,8 @@
 // backend call or a device command.
 #include "farnn/rnn_stack.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <random>
 #include <stdexcept>
@@ -22,6 +24,10 @@ void StackConfig::validate() const {
   if (input < 1) throw std::invalid_argument("input size must be >= 1 (got " + std::to_string(input) + ")");
   if (hidden < 1) throw std::invalid_argument("hidden size must be >= 1 (got " + std::to_string(hidden) + ")");
   if (layers < 1) throw std::invalid_argument("layers must be >= 1 (got " + std::to_string(layers) + ")");
+  if (gemm_chunks < 1) {
+    throw std::invalid_argument("gemm_chunks must be >= 1 (got " + std::to_string(gemm_chunks) +
+                                ")");
+  }
 }
 
 namespace {
@@ -73,6 +79,7 @@ struct RnnStack::Impl {
   struct Group {
     int first = 0, offset = 0;
     LayerShape shape;
+    std::vector<int> rows_before;  // [T+1]: offset + the group's packed steps before time t
   };
   LayerShape shape;
   std::vector<Group> groups;
@@ -85,10 +92,14 @@ struct RnnStack::Impl {
   std::vector<std::vector<float>> x;  // per layer: its packed input [S][I_l]
   bool have_forward = false;
 
-  // Banks: which unit each holds (-1: none or stale) and its last command.
+  // Banks: which unit each holds (-1: none or stale), its last command and
+  // when that was submitted (a count: the least recently used bank is loaded next).
   std::vector<int> bank_unit;
   std::vector<JobPtr> bank_job;
-  int next_bank = 0;
+  std::vector<uint64_t> bank_used;
+  uint64_t commands = 0;
+  // The FORWARDs' input gates: a ready-steps word per (unit, group).
+  BufferPtr ready;
   std::vector<JobPtr> submitted;  // for the trace
 };
 
@@ -114,6 +125,7 @@ RnnStack::RnnStack(const StackConfig& config, Device& device, Backend& backend, 
   const int banks = dev_.caps().num_banks;
   impl_->bank_unit.assign(static_cast<size_t>(banks), -1);
   impl_->bank_job.resize(static_cast<size_t>(banks));
+  impl_->bank_used.assign(static_cast<size_t>(banks), 0);
 }
 
 RnnStack::~RnnStack() {
@@ -175,14 +187,24 @@ int RnnStack::bank_for(int unit) {
   for (int k = 0; k < banks; ++k) {
     if (m.bank_unit[static_cast<size_t>(k)] == unit) return k;
   }
-  const int k = m.next_bank;
-  m.next_bank = (k + 1) % banks;
+  const auto lru = std::min_element(m.bank_used.begin(), m.bank_used.end());
+  const int k = static_cast<int>(lru - m.bank_used.begin());
   if (m.bank_job[static_cast<size_t>(k)]) wait_job(m.bank_job[static_cast<size_t>(k)]);  // LOAD needs the bank idle
   const Param* p = &params_[static_cast<size_t>(4 * unit)];
-  m.bank_job[static_cast<size_t>(k)] = dev_.load(k, {cfg_.cell, cfg_.hidden, 1, 1, {}}, {p[1].value}, {p[3].value});
-  m.submitted.push_back(m.bank_job[static_cast<size_t>(k)]);
+  used_bank(k, dev_.load(k, {cfg_.cell, cfg_.hidden, 1, 1, {}}, {p[1].value}, {p[3].value}));
   m.bank_unit[static_cast<size_t>(k)] = unit;
   return k;
+}
+
+void RnnStack::used_bank(int bank, const JobPtr& job) {
+  Impl& m = *impl_;
+  m.bank_job[static_cast<size_t>(bank)] = job;
+  m.bank_used[static_cast<size_t>(bank)] = ++m.commands;
+  m.submitted.push_back(job);
+}
+
+void RnnStack::preload(int unit) {
+  if (static_cast<int>(impl_->bank_unit.size()) > cfg_.directions()) bank_for(unit);
 }
 
 void RnnStack::wait_job(const JobPtr& job) {
@@ -208,6 +230,12 @@ namespace {
 
 void ensure(Device& dev, BufferPtr& b, size_t words, Access access, const std::string& name) {
   if (!b || b->size() != words) b = dev.alloc(words, access, name);
+}
+
+// Opens an input gate up to `steps` ready steps (the device reads the word as it runs).
+void publish(const BufferRef& ready, uint32_t steps) {
+  std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(ready.buffer->data() + ready.offset))
+      .store(steps, std::memory_order_release);
 }
 
 }  // namespace
@@ -246,6 +274,12 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
     if (!lengths.empty()) {
       g.shape.lengths.assign(lengths.begin() + first, lengths.begin() + first + g.shape.batch);
     }
+    g.rows_before.resize(static_cast<size_t>(steps) + 1);
+    for (int t = 0; t <= steps; ++t) {
+      int rows = g.offset;
+      for (int k = 0; k < g.shape.batch; ++k) rows += std::min(t, g.shape.length(k));
+      g.rows_before[static_cast<size_t>(t)] = rows;
+    }
     m.S += g.shape.packed_steps();
     m.groups.push_back(std::move(g));
   }
@@ -273,6 +307,9 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
   // Weights may have changed since the last step: every bank is stale.
   std::fill(m.bank_unit.begin(), m.bank_unit.end(), -1);
 
+  const size_t gates_per_unit = m.groups.size();
+  ensure(dev_, m.ready, static_cast<size_t>(L) * D * gates_per_unit, Access::kRead, "ready");
+  const int chunks = std::min(cfg_.gemm_chunks, steps);
   StackOutput out;
   out.h_n.assign(static_cast<size_t>(L) * D * batch * H, 0.0f);
   if (cfg_.cell == CellKind::kLstm) out.c_n.assign(out.h_n.size(), 0.0f);
@@ -294,8 +331,33 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
       ensure(dev_, u.xp, static_cast<size_t>(m.S) * G * H, Access::kRead, "xp");
       ensure(dev_, u.h, static_cast<size_t>(m.S) * H, Access::kWrite, "h");
       ensure(dev_, u.state_out, static_cast<size_t>(batch) * H * SW, Access::kWrite, "state_out");
-      {
-        Trace::Scope t(trace_, "compute", "input GEMM l" + std::to_string(l) + (d ? " reverse" : ""));
+      // The unit's weights into a bank, then its FORWARDs (one per group),
+      // each gated on a ready-steps word: it reads step t's xp once the word
+      // is above t.
+      const int bank = bank_for(i);
+      u.stores.clear();  // release the previous batch's stores before allocating this one's
+      std::vector<BufferRef> ready;
+      for (size_t k = 0; k < m.groups.size(); ++k) {
+        const Impl::Group& g = m.groups[k];
+        const size_t off = static_cast<size_t>(g.offset);
+        ready.push_back({m.ready, static_cast<size_t>(i) * gates_per_unit + k});
+        publish(ready.back(), 0);
+        u.stores.push_back(dev_.alloc_gate_store(g.shape));
+        ForwardArgs a{g.shape,
+                      bank,
+                      {u.xp, off * G * H},
+                      {},
+                      {u.h, off * H},
+                      {u.state_out, static_cast<size_t>(g.first) * H * SW},
+                      u.stores.back()};
+        a.sync.ready = ready.back();
+        jobs.push_back(dev_.forward(a));
+        used_bank(bank, jobs.back());
+      }
+      // The input GEMM in `chunks` parts over time, each published to every
+      // group's gate as soon as it is computed.
+      Trace::Scope t(trace_, "compute", "input GEMM l" + std::to_string(l) + (d ? " reverse" : ""));
+      try {
         const float* xin = m.x[static_cast<size_t>(l)].data();
         if (d == 1) {
           u.x_rev.resize(static_cast<size_t>(m.S) * in);
@@ -308,25 +370,28 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
         be_.copy_rows(w_ih.data(), in, u.w_u.data(), in, G * H, in, u.maps.to_unit.data(), 0.0f);
         be_.copy_rows(w_ih.data(), in, u.w_u4.data(), in, 4 * H, in, u.maps.to_unit4.data(), 0.0f);
         be_.copy_rows(b_ih.data(), 1, u.b_u.data(), 1, G * H, 1, u.maps.to_unit.data(), 0.0f);
-        be_.gemm(false, true, m.S, G * H, in, 1.0f, xin, in, u.w_u.data(), in, 0.0f, u.xp->data(), G * H);
-        be_.add_row_vector(u.xp->data(), m.S, G * H, G * H, u.b_u.data());
+        for (int c = 0; c < chunks; ++c) {
+          const size_t t0 = static_cast<size_t>(steps * c / chunks),
+                       t1 = static_cast<size_t>(steps * (c + 1) / chunks);
+          for (const Impl::Group& g : m.groups) {
+            const int r0 = g.rows_before[t0], rows = g.rows_before[t1] - r0;
+            if (rows == 0) continue;
+            float* xp = u.xp->data() + static_cast<size_t>(r0) * G * H;
+            be_.gemm(false, true, rows, G * H, in, 1.0f, xin + static_cast<size_t>(r0) * in, in,
+                     u.w_u.data(), in, 0.0f, xp, G * H);
+            be_.add_row_vector(xp, rows, G * H, G * H, u.b_u.data());
+          }
+          be_.synchronize();
+          for (const BufferRef& r : ready) publish(r, static_cast<uint32_t>(t1));
+        }
+      } catch (...) {
+        for (const BufferRef& r : ready)
+          publish(r, static_cast<uint32_t>(steps));  // no gate stays closed
+        throw;
       }
-      const int bank = bank_for(i);
-      u.stores.clear();  // release the previous batch's stores before allocating this one's
-      for (const Impl::Group& g : m.groups) {
-        const size_t off = static_cast<size_t>(g.offset);
-        u.stores.push_back(dev_.alloc_gate_store(g.shape));
-        jobs.push_back(dev_.forward({g.shape,
-                                     bank,
-                                     {u.xp, off * G * H},
-                                     {},
-                                     {u.h, off * H},
-                                     {u.state_out, static_cast<size_t>(g.first) * H * SW},
-                                     u.stores.back()}));
-        m.submitted.push_back(jobs.back());
-      }
-      m.bank_job[static_cast<size_t>(bank)] = jobs.back();
     }
+    // The next layer's weights go into a free bank while this layer runs.
+    if (l + 1 < L) preload((l + 1) * D);
     const size_t per_unit = m.groups.size();
     std::vector<float> next(static_cast<size_t>(m.S) * D * H);
     for (int d = 0; d < D; ++d) {
@@ -420,10 +485,11 @@ std::vector<float> RnnStack::backward(const std::vector<float>& dy) {
                                       {},
                                       {u.delta, off * kDeltaWords * H},
                                       {}}));
-        m.submitted.push_back(jobs.back());
+        used_bank(bank, jobs.back());
       }
-      m.bank_job[static_cast<size_t>(bank)] = jobs.back();
     }
+    // The layer below's weights go into a free bank while this layer runs.
+    if (l > 0) preload((l - 1) * D);
     // The layer above's weight gradients while the device runs this layer's BACKWARD.
     if (pending >= 0) weight_grads(pending);
     dx_packed.assign(static_cast<size_t>(m.S) * in, 0.0f);

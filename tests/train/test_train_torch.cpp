@@ -25,8 +25,11 @@ TEST_P(TrainTorch, StepsMatchPyTorch) {
   ASSERT_TRUE(f) << dir;
   const nlohmann::json c = nlohmann::json::parse(f);
   TrainConfig cfg;
-  cfg.stack = {c["cell"] == "gru" ? CellKind::kGru : CellKind::kLstm, c["input"].get<int>(),
-               c["hidden"].get<int>(), c["layers"].get<int>(), c["bidirectional"].get<bool>()};
+  cfg.stack.cell = c["cell"] == "gru" ? CellKind::kGru : CellKind::kLstm;
+  cfg.stack.input = c["input"];
+  cfg.stack.hidden = c["hidden"];
+  cfg.stack.layers = c["layers"];
+  cfg.stack.bidirectional = c["bidirectional"];
   cfg.outputs = c["outputs"];
   cfg.loss = c["loss"];
   cfg.optimizer = c["optimizer"];

@@ -6,8 +6,12 @@
 // the trace of a sim:// run has its DMA lanes.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
+#include <functional>
 #include <map>
+#include <optional>
+#include <set>
 
 #include "farnn/trainer.hpp"
 
@@ -18,7 +22,11 @@ using namespace farnn::train;
 
 TrainConfig small_config(CellKind cell, int input, int hidden, int layers, bool bidir) {
   TrainConfig c;
-  c.stack = {cell, input, hidden, layers, bidir};
+  c.stack.cell = cell;
+  c.stack.input = input;
+  c.stack.hidden = hidden;
+  c.stack.layers = layers;
+  c.stack.bidirectional = bidir;
   c.outputs = 1;
   c.batch = 8;
   c.lr = 0.02f;
@@ -154,11 +162,20 @@ TEST(Trainer, RefusesBadDatasets) {
 // issues while a device command is outstanding.
 struct HostLog {
   std::vector<std::string> lines;
+  std::function<void()> on_gemm;  // called before each GEMM runs
   size_t find(const std::string& line, int nth = 0) const {
     for (size_t i = 0; i < lines.size(); ++i)
       if (lines[i] == line && nth-- == 0) return i;
     ADD_FAILURE() << "'" << line << "' not in the log";
     return lines.size();
+  }
+  // Lines from `from` on that start with `head` and end with `tail`.
+  std::vector<size_t> matching(size_t from, const std::string& head,
+                               const std::string& tail) const {
+    std::vector<size_t> at;
+    for (size_t i = from; i < lines.size(); ++i)
+      if (lines[i].starts_with(head) && lines[i].ends_with(tail)) at.push_back(i);
+    return at;
   }
 };
 
@@ -192,9 +209,19 @@ class LoggedDevice : public Device {
   void unregister(const BufferPtr& buffer) override { dev_.unregister(buffer); }
   GateStorePtr alloc_gate_store(const LayerShape& shape) override { return dev_.alloc_gate_store(shape); }
   JobPtr load(int bank, const LayerShape& shape, BufferRef w_hh, BufferRef b_hh) override {
-    return dev_.load(bank, shape, w_hh, b_hh);
+    return logged(dev_.load(bank, shape, w_hh, b_hh), "LOAD", loads_);
   }
-  JobPtr forward(const ForwardArgs& args) override { return logged(dev_.forward(args), "FORWARD", forwards_); }
+  JobPtr forward(const ForwardArgs& args) override {
+    gates_.push_back(args.sync.ready);
+    return logged(dev_.forward(args), "FORWARD", forwards_);
+  }
+  // The ready-steps word of the k-th FORWARD as the device would read it now.
+  std::optional<uint32_t> gate(size_t k) const {
+    if (k >= gates_.size() || !gates_[k]) return std::nullopt;
+    const BufferRef& r = gates_[k];
+    return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(r.buffer->data() + r.offset))
+        .load();
+  }
   JobPtr backward(const BackwardArgs& args) override { return logged(dev_.backward(args), "BACKWARD", backwards_); }
   void ring_step_doorbell(int index, uint32_t count) override { dev_.ring_step_doorbell(index, count); }
   void drain(std::chrono::milliseconds limit) override { dev_.drain(limit); }
@@ -209,7 +236,8 @@ class LoggedDevice : public Device {
   }
   Device& dev_;
   HostLog& log_;
-  int forwards_ = 0, backwards_ = 0;
+  int loads_ = 0, forwards_ = 0, backwards_ = 0;
+  std::vector<BufferRef> gates_;
 };
 
 class LoggedBackend : public Backend {
@@ -220,6 +248,7 @@ class LoggedBackend : public Backend {
             float beta, float* c, int ldc) override {
     log_.lines.push_back("gemm " + std::to_string(ta) + " " + std::to_string(tb) + " " + std::to_string(m) + " " +
                          std::to_string(n) + " " + std::to_string(k));
+    if (log_.on_gemm) log_.on_gemm();
     be_.gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
   void copy_rows(const float* src, int ss, float* dst, int ds, int rows, int cols, const int* index,
@@ -274,10 +303,13 @@ TEST(Trainer, DeviceWorkOverlapsCompute) {
     return "gemm " + std::to_string(ta) + " " + std::to_string(tb) + " " + std::to_string(m) + " " +
            std::to_string(n) + " " + std::to_string(k);
   };
-  // Forward: layer 0's input GEMMs (forward, then reverse direction) and FORWARD 0.
-  const size_t reverse_input = log.find(gemm(false, true, S, 4 * H, I), 1);
-  EXPECT_LT(log.find("submit FORWARD 0"), reverse_input);
-  EXPECT_LT(reverse_input, log.find("wait FORWARD 0"));
+  // Forward: layer 0's reverse direction (FORWARD 1) computes its input GEMM
+  // (in chunks of rows x 4H x I) while FORWARD 0 is outstanding.
+  const std::vector<size_t> reverse_input =
+      log.matching(log.find("submit FORWARD 1"), "gemm 0 1 ", " 16 3");
+  ASSERT_FALSE(reverse_input.empty());
+  EXPECT_LT(log.find("submit FORWARD 0"), reverse_input.front());
+  EXPECT_LT(reverse_input.front(), log.find("wait FORWARD 0"));
   // Backward: BACKWARD 0, 1 are layer 1's, 2, 3 layer 0's; layer 1's W_ih
   // gradient GEMM (4H x 2H over the S packed steps) runs between the
   // submission of layer 0's first BACKWARD and the wait for it.
@@ -293,6 +325,91 @@ TEST(Trainer, DeviceWorkOverlapsCompute) {
     bw |= e.lane == "device" && e.name.rfind("BACKWARD", 0) == 0;
   }
   EXPECT_TRUE(fw && bw);
+}
+
+// The input GEMM runs in gemm_chunks parts over time, after the FORWARDs it
+// feeds are queued (each gated on a ready-steps word it polls): 3 sequences
+// on a device of 2 slots are 2 FORWARDs, and 4 chunks of each group's rows
+// are 8 GEMMs between their submission and the wait for them. The chunked
+// step gives the same result as one GEMM, on model:// and on sim://, whose
+// core really reads the word before each step.
+TEST(Trainer, InputGemmRunsInChunksTheDeviceReadsAsTheyArrive) {
+  const int H = 4, T = 8, B = 3;
+  const Dataset data = synthetic_task("adding", T, B, 6);
+  std::vector<double> losses;
+  std::vector<io::TensorList> states;
+  for (const int chunks : {4, 1}) {
+    auto model = Device::open("model://?pes=4&batch=2");
+    auto cpu = make_cpu_backend(1);
+    HostLog log;
+    LoggedDevice dev(*model, log);
+    LoggedBackend be(*cpu, log);
+    TrainConfig c = small_config(CellKind::kGru, 2, H, 1, false);
+    c.stack.gemm_chunks = chunks;
+    Trainer t(c, dev, be);
+    std::set<uint32_t> open;  // FORWARD 0's gate as each GEMM starts
+    log.on_gemm = [&] {
+      if (const auto g = dev.gate(0)) open.insert(*g);
+    };
+    losses.push_back(t.step(data, {0, 1, 2}).loss);
+    // Each chunk is published before the next is computed: 0, 2, 4, 6 ready
+    // steps (of 8) as the chunks start, 8 after the last.
+    const std::set<uint32_t> want =
+        chunks == 4 ? std::set<uint32_t>{0, 2, 4, 6, 8} : std::set<uint32_t>{0, 8};
+    EXPECT_EQ(open, want);
+    states.push_back(t.state());
+    const std::vector<size_t> gemms = log.matching(0, "gemm 0 1 ", " 12 2");  // rows x 3H x I
+    // A GEMM per group and chunk [t0, t1) in which one of the group's sequences runs.
+    size_t expected = 0;
+    for (const std::vector<int>& group : {std::vector<int>{0, 1}, std::vector<int>{2}}) {
+      for (int k = 0; k < chunks; ++k) {
+        bool runs = false;
+        for (int n : group) runs |= data.lengths[static_cast<size_t>(n)] > T * k / chunks;
+        expected += runs;
+      }
+    }
+    EXPECT_EQ(gemms.size(), expected);
+    ASSERT_FALSE(gemms.empty());
+    EXPECT_LT(log.find("submit FORWARD 1"), gemms.front());
+    EXPECT_LT(gemms.back(), log.find("wait FORWARD 0"));
+  }
+  EXPECT_EQ(losses[0], losses[1]);
+  for (size_t i = 0; i < states[0].size(); ++i) {
+    EXPECT_LE(io::max_relative_error(states[0][i].second, states[1][i].second), 1e-6)
+        << states[0][i].first;
+  }
+  // sim://: the same step, bit for bit the model's device results (same loss).
+  auto sim = Device::open("sim://?seed=3");
+  auto model = Device::open(sim->caps().model_uri());
+  std::vector<double> on;
+  for (Device* dev : {sim.get(), model.get()}) {
+    auto be = make_cpu_backend(1);
+    TrainConfig c = small_config(CellKind::kLstm, 2, H, 2, false);
+    c.stack.gemm_chunks = 3;
+    Trainer t(c, *dev, *be);
+    on.push_back(t.step(data, {0, 1, 2}).loss);
+  }
+  EXPECT_EQ(on[0], on[1]);
+}
+
+// Weights go into a free bank ahead of time. A 3-layer unidirectional stack
+// on 2 banks: layer 1's LOAD is queued before the host waits for layer 0's
+// FORWARD, layer 2's before the wait for layer 1's; backward, layer 0's
+// weights (evicted by layer 2's) are loaded again before the wait for layer
+// 1's BACKWARD, into the bank layer 2's BACKWARD has left.
+TEST(Trainer, NextLayersWeightsLoadWhileTheDeviceRuns) {
+  auto model = Device::open("model://?pes=4&banks=2");
+  auto cpu = make_cpu_backend(1);
+  HostLog log;
+  LoggedDevice dev(*model, log);
+  LoggedBackend be(*cpu, log);
+  Trainer t(small_config(CellKind::kLstm, 1, 4, 3, false), dev, be);
+  t.step(synthetic_task("sine", 6, 2, 1), {0, 1});
+  EXPECT_LT(log.find("submit LOAD 1"), log.find("wait FORWARD 0"));
+  EXPECT_LT(log.find("submit LOAD 2"), log.find("wait FORWARD 1"));
+  EXPECT_LT(log.find("submit BACKWARD 1"), log.find("submit LOAD 3"));
+  EXPECT_LT(log.find("submit LOAD 3"), log.find("wait BACKWARD 1"));
+  EXPECT_EQ(model->counters().loads, 4u);  // no bank loaded twice with the same weights
 }
 
 // On sim:// the trace has a lane per DMA direction: each FORWARD reads xp

@@ -62,7 +62,8 @@ engine::Cell engine_cell(const std::string& cell) { return cell == "lstm" ? engi
 // The CPU path: wall time per step, and the part the host spent waiting for the device.
 json measure_cpu(const Options& o, const std::string& cell, int H, int B, int threads) {
   train::TrainConfig cfg;
-  cfg.stack = {cell == "lstm" ? CellKind::kLstm : CellKind::kGru, H, H, 1, false};
+  cfg.stack.cell = cell == "lstm" ? CellKind::kLstm : CellKind::kGru;
+  cfg.stack.input = cfg.stack.hidden = H;
   cfg.outputs = 1;
   cfg.loss = "mse";
   cfg.optimizer = "sgd";

@@ -43,7 +43,13 @@ struct ModelFlags {
     app.add_flag("--bidirectional", bidirectional, "two directions per layer");
   }
   StackConfig config(int input) const {
-    return {cell == "gru" ? CellKind::kGru : CellKind::kLstm, input, hidden, layers, bidirectional};
+    StackConfig c;
+    c.cell = cell == "gru" ? CellKind::kGru : CellKind::kLstm;
+    c.input = input;
+    c.hidden = hidden;
+    c.layers = layers;
+    c.bidirectional = bidirectional;
+    return c;
   }
 };
 

@@ -13,9 +13,12 @@
 // device command each; the GEMMs still see the whole batch.
 //
 // Schedule of one step (the overlap is real: device commands are asynchronous):
-//   forward, layer by layer: input GEMM of each direction, device FORWARD;
-//     the reverse direction's GEMM runs while the forward direction's FORWARD does;
-//     a layer's weights go into a free bank while the other bank's command runs.
+//   forward, layer by layer: each direction's FORWARD is queued gated on a
+//     ready-steps word, then its input GEMM runs in StackConfig::gemm_chunks
+//     parts over time, each part published as it is done, so the device starts
+//     on the first part; the reverse direction's GEMM runs while the forward
+//     direction's FORWARD does; the next layer's weights go into a free bank
+//     while this layer runs (a LOAD runs beside a command on another bank).
 //   backward, top layer first: device BACKWARD of every direction, dx of the
 //     layer (the next BACKWARD's input), then the layer's weight-gradient GEMMs
 //     while the device runs the BACKWARD of the layer below.
@@ -39,6 +42,9 @@ struct StackConfig {
   int hidden = 1;
   int layers = 1;
   bool bidirectional = false;
+  // The input GEMM of each layer-direction runs in this many parts over time;
+  // the device's FORWARD reads a step as soon as its part is published.
+  int gemm_chunks = 4;
   int directions() const { return bidirectional ? 2 : 1; }
   int output() const { return directions() * hidden; }
   std::string describe() const;
@@ -88,6 +94,11 @@ class RnnStack {
   // The bank holding unit (layer*D + direction)'s recurrent weights, loading
   // them into the next bank in turn when none does.
   int bank_for(int unit);
+  // bank_for(unit) ahead of time when a bank is free of the current layer
+  // (more banks than directions), so its LOAD runs beside the current commands.
+  void preload(int unit);
+  // Records `job` as the last command on `bank` (and for the trace).
+  void used_bank(int bank, const JobPtr& job);
   // Waits for a device command; every command's span goes into the trace.
   void wait_job(const JobPtr& job);
   void trace_jobs();
