@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "device_test_util.hpp"
+#include "test_seed.hpp"
 
 namespace {
 
@@ -51,7 +52,7 @@ TEST(ModelDevice, RefusesBadUris) {
 // one chain or (even PE counts) two: the chains set the backward's order.
 TEST(ModelDevice, MatchesEngineModelOnRandomLayers) {
   for (uint64_t seed = 1; seed <= 24; ++seed) {
-    std::mt19937_64 rng(seed);
+    farnn::test::SeededRng rng(seed);
     const int pes = 1 + static_cast<int>(rng() % 7);
     const int chains = pes % 2 == 0 && rng() % 2 ? 2 : 1;
     const int threads = 1 + static_cast<int>(rng() % 3);
@@ -82,7 +83,7 @@ TEST(ModelDevice, MatchesEngineModelOnRandomLayers) {
 
 // Two banks hold two layers at once; each command reads its own.
 TEST(ModelDevice, TwoBanksHoldTwoLayers) {
-  std::mt19937_64 rng(77);
+  farnn::test::SeededRng rng(77);
   auto dev = Device::open("model://?pes=3&hidden=16&batch=4");
   const LayerData lstm = make_layer({CellKind::kLstm, 9, 2, 5, {5, 3}}, 3, rng);
   const LayerData gru = make_layer({CellKind::kGru, 12, 3, 4, {}}, 3, rng);
@@ -94,7 +95,7 @@ TEST(ModelDevice, TwoBanksHoldTwoLayers) {
 
 // NaN and Inf propagate as IEEE arithmetic does, are counted, and are no error.
 TEST(ModelDevice, CountsNonFiniteData) {
-  std::mt19937_64 rng(5);
+  farnn::test::SeededRng rng(5);
   auto dev = Device::open("model://?pes=2&hidden=8");
   LayerShape s{CellKind::kLstm, 4, 1, 3, {}};
   LayerData d = make_layer(s, 2, rng);
@@ -274,7 +275,7 @@ TEST(ModelDeviceQueue, FaultStopsTheQueueUntilReset) {
   BufferPtr w;
   std::vector<BufferPtr> keep;
   occupy(*dev, 0, w, keep);
-  std::mt19937_64 rng(9);
+  farnn::test::SeededRng rng(9);
   const LayerShape s{CellKind::kGru, 6, 2, 3, {3, 2}};
   const LayerData d = make_layer(s, 4, rng);
   BufferPtr w1 = dev->alloc(3 * 36 + 18, Access::kRead, "w1");
@@ -309,7 +310,7 @@ TEST(ModelDeviceQueue, TwoThreadsShareADevice) {
   std::vector<std::vector<DeviceRun>> runs(2);
   std::vector<std::thread> threads;
   for (int i = 0; i < 2; ++i) {
-    std::mt19937_64 rng(100 + i);
+    farnn::test::SeededRng rng(100 + i);
     layers[i] = make_layer({i ? CellKind::kGru : CellKind::kLstm, 7 + i, 3, 5, {5, 2, 4}}, 2, rng);
   }
   for (int i = 0; i < 2; ++i) {
@@ -327,7 +328,7 @@ TEST(ModelDeviceQueue, TwoThreadsShareADevice) {
 // once) and writes its progress once, at the end; a doorbell gates BACKWARD.
 TEST(ModelDevice, StepSyncWaitsForTheProducer) {
   auto dev = Device::open("model://?pes=4");
-  std::mt19937_64 rng(8);
+  farnn::test::SeededRng rng(8);
   LayerShape s;
   s.hidden = 5;
   s.batch = 2;

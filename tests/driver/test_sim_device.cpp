@@ -17,6 +17,7 @@
 #include "device_test_util.hpp"
 #include "farnn/core_regs.hpp"
 #include "sim_device.hpp"
+#include "test_seed.hpp"
 
 namespace {
 
@@ -69,7 +70,7 @@ TEST(SimDevice, UriOptionsAreChecked) {
 // Random layers (cell, H, B, T, lengths; banks alternating) on sim:// and
 // model://: both bit-identical to the engine model; MACs counted as done.
 void random_layers(uint64_t seed, int count) {
-  std::mt19937_64 rng(seed);
+  farnn::test::SeededRng rng(seed);
   auto dev = open_sim("&seed=" + std::to_string(seed + 100));
   auto model = Device::open(dev->caps().model_uri());
   for (int i = 0; i < count; ++i) {
@@ -94,7 +95,7 @@ TEST(SimDevice, RandomLayersMatchTheModelBitForBit_Seed2) { random_layers(2, 8);
 
 TEST(SimDevice, BadArgumentsAreRefusedClearly) {
   auto dev = open_sim();
-  std::mt19937_64 rng(3);
+  farnn::test::SeededRng rng(3);
   LayerShape s;
   s.hidden = 8;
   s.batch = 2;
@@ -136,7 +137,7 @@ TEST(SimDevice, BadArgumentsAreRefusedClearly) {
 // its handles right after submitting, and the command still reads them.
 TEST(SimDevice, ACommandKeepsItsBuffersUntilItEnds) {
   auto dev = open_sim();
-  std::mt19937_64 rng(12);
+  farnn::test::SeededRng rng(12);
   LayerShape s;
   s.hidden = 8;
   s.batch = 2;
@@ -158,7 +159,7 @@ TEST(SimDevice, ACommandKeepsItsBuffersUntilItEnds) {
 TEST(SimDevice, RegisteredMemoryDrainAndUnregister) {
   sim::SimTransport* link = nullptr;
   auto dev = sim::open_sim_device(driver::Uri::parse("sim://?seed=7"), &link);
-  std::mt19937_64 rng(9);
+  farnn::test::SeededRng rng(9);
   LayerShape s;
   s.cell = CellKind::kGru;
   s.hidden = 12;
@@ -201,7 +202,7 @@ TEST(SimDevice, RegisteredMemoryDrainAndUnregister) {
 TEST(SimDevice, ReportsPlaceEachCommandsLinkDmaInsideItsSpan) {
   sim::SimTransport* link = nullptr;
   auto dev = sim::open_sim_device(driver::Uri::parse("sim://?seed=3"), &link);
-  std::mt19937_64 rng(12);
+  farnn::test::SeededRng rng(12);
   const LayerData d = core_layer({CellKind::kLstm, 12, 2, 4, {4, 3}}, rng);
   const LayerShape& s = d.shape;
   const size_t H = s.hidden, S = s.packed_steps();
@@ -239,7 +240,7 @@ TEST(SimDevice, ReportsPlaceEachCommandsLinkDmaInsideItsSpan) {
 
 TEST(SimDevice, NonFiniteDataPropagatesAndIsCounted) {
   auto dev = open_sim();
-  std::mt19937_64 rng(4);
+  farnn::test::SeededRng rng(4);
   LayerShape s;
   s.hidden = 4;
   s.steps = 2;
@@ -280,7 +281,7 @@ TEST(SimDevice, TwoThreadsShareOneDevice) {
   std::vector<int> good(2, 0);
   for (int t = 0; t < 2; ++t) {
     threads.emplace_back([&, t] {
-      std::mt19937_64 rng(40 + t);
+      farnn::test::SeededRng rng(40 + t);
       for (int i = 0; i < 3; ++i) {
         LayerShape s = random_shape(rng, 16, 4);
         const LayerData d = core_layer(s, rng);
@@ -310,7 +311,7 @@ void set_word(const BufferPtr& b, size_t i, uint32_t v) {
 // word follows the ready count, and the results are bit-exact.
 TEST(SimDevice, StepSyncGatesInputsAndReportsProgress) {
   auto dev = open_sim();
-  std::mt19937_64 rng(6);
+  farnn::test::SeededRng rng(6);
   LayerShape s;
   s.hidden = 8;
   s.batch = 2;
@@ -436,7 +437,7 @@ TEST(SimDevice, ADeviceLeftMidCommandIsResetByTheNextOpen) {
   sim::SimConfig cfg;
   cfg.core_clock_hz = sim::synth_clock_mhz() * 1e6;
   auto card = std::make_shared<sim::SimTransport>(cfg);
-  std::mt19937_64 rng(5);
+  farnn::test::SeededRng rng(5);
   LayerShape s;
   s.hidden = 16;
   s.batch = 3;
@@ -505,7 +506,7 @@ struct Canary {
 // watchdog time; after reset() the same layer runs bit-exact; the canary
 // buffer is untouched throughout.
 void fault_sweep(FaultKind kind, uint64_t seed) {
-  std::mt19937_64 rng(seed);
+  farnn::test::SeededRng rng(seed);
   sim::SimTransport* sim = nullptr;
   auto dev = sim::open_sim_device(driver::Uri::parse("sim://?seed=" + std::to_string(seed) +
                                                      "&watchdog_us=100&cto_us=20"),

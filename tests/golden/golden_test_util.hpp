@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "farnn/golden.hpp"
+#include "test_seed.hpp"
 
 namespace farnn::golden::testing {
 
@@ -49,7 +50,7 @@ inline std::vector<MatD> random_seq(int steps, int rows, int cols, double bound,
 
 inline Problem<double> random_problem(CellType cell, int input, int hidden, int steps, int batch,
                                       std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
+  farnn::test::SeededRng rng(seed);
   Problem<double> pr;
   pr.p = LayerParams<double>::random(cell, input, hidden, rng);
   pr.x = random_seq(steps, input, batch, 1.0, rng);

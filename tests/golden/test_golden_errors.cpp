@@ -7,6 +7,7 @@
 #include <string>
 
 #include "golden_test_util.hpp"
+#include "test_seed.hpp"
 
 namespace farnn::golden::testing {
 namespace {
@@ -156,7 +157,7 @@ TEST(GoldenApi, RandomInitIsPyTorchLikeAndReproducible) {
 }
 
 TEST(GoldenApi, CastRoundTrip) {
-  std::mt19937_64 rng(1);
+  farnn::test::SeededRng rng(1);
   const auto p = LayerParams<double>::random(CellType::kGru, 4, 6, rng);
   const LayerParams<float> f = p.cast<float>();
   EXPECT_EQ(f.cell, CellType::kGru);

@@ -23,6 +23,7 @@
 #include <string>
 
 #include "golden_test_util.hpp"
+#include "test_seed.hpp"
 
 namespace farnn::golden::testing {
 namespace {
@@ -127,7 +128,7 @@ TEST(GoldenGradcheck, Gru) {
 TEST(GoldenGradcheck, LstmLargeWeights) {
   constexpr int kI = 3, kH = 5, kT = 7, kB = 2;
   Problem<double> pr = random_problem(CellType::kLstm, kI, kH, kT, kB, 77);
-  std::mt19937_64 rng(78);
+  farnn::test::SeededRng rng(78);
   pr.p = LayerParams<double>::random(CellType::kLstm, kI, kH, rng, 4.0);
   const BackwardResult<double> bw = gradients(pr);
   check_tensor("dW_ih", pr, pr.p.w_ih, bw.grad.w_ih);
@@ -139,7 +140,7 @@ TEST(GoldenGradcheck, LstmLargeWeights) {
 TEST(GoldenGradcheck, GruLargeWeights) {
   constexpr int kI = 3, kH = 5, kT = 7, kB = 2;
   Problem<double> pr = random_problem(CellType::kGru, kI, kH, kT, kB, 91);
-  std::mt19937_64 rng(92);
+  farnn::test::SeededRng rng(92);
   pr.p = LayerParams<double>::random(CellType::kGru, kI, kH, rng, 4.0);
   const BackwardResult<double> bw = gradients(pr);
   check_tensor("dW_ih", pr, pr.p.w_ih, bw.grad.w_ih);

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "farnn/backend.hpp"
+#include "test_seed.hpp"
 
 namespace {
 
@@ -21,7 +22,7 @@ std::vector<float> random_vec(size_t n, std::mt19937_64& rng) {
 
 TEST(CpuBackend, GemmEveryTransposeWithStrides) {
   auto be = make_cpu_backend(2);
-  std::mt19937_64 rng(3);
+  farnn::test::SeededRng rng(3);
   const int m = 5, n = 7, k = 4, pad = 3;
   for (int ta = 0; ta < 2; ++ta) {
     for (int tb = 0; tb < 2; ++tb) {
@@ -67,7 +68,7 @@ TEST(CpuBackend, RowMovesAndSums) {
 
 TEST(CpuBackend, OptimizersFollowTorchFormulas) {
   auto be = make_cpu_backend(1);
-  std::mt19937_64 rng(8);
+  farnn::test::SeededRng rng(8);
   const size_t n = 6;
   auto p = random_vec(n, rng);
   std::vector<double> ref(p.begin(), p.end()), buf(n, 0);
@@ -101,7 +102,7 @@ TEST(CpuBackend, OptimizersFollowTorchFormulas) {
 
 TEST(CpuBackend, LossGradientsMatchCentralDifferences) {
   auto be = make_cpu_backend(1);
-  std::mt19937_64 rng(4);
+  farnn::test::SeededRng rng(4);
   auto y = random_vec(6, rng);
   const auto t = random_vec(6, rng);
   std::vector<float> dy(6), scratch(6);
