@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -67,17 +68,17 @@ class RootComplex final : public tb::BeatTarget {
     plan_ = plan;
     seen_ = 0;
     hit_ = false;
+    error_next_read_ = false;
   }
   bool hit() const { return hit_; }
   bool link_down() const { return link_down_; }
   void set_link_down(bool down) { link_down_ = down; }
-  void disarm() { plan_.reset(); }
-  // A completion timeout or a stall that hit this cycle: the transport stalls the link.
-  std::optional<FaultKind> take_link_event() {
-    auto e = link_event_;
-    link_event_.reset();
-    return e;
+  void disarm() {
+    plan_.reset();
+    error_next_read_ = false;
   }
+  // Stalls the link at once when a completion timeout or a stall hits (set by the transport).
+  std::function<void(FaultKind)> stall_link;
 
   AxiResp decode(bool write, uint64_t addr, size_t) override {
     if (link_down_) return AxiResp::kSlvErr;
@@ -105,11 +106,15 @@ class RootComplex final : public tb::BeatTarget {
         link_down_ = true;
         return AxiResp::kSlvErr;
       case FaultKind::kCompletionTimeout:
-        error_next_read_ = true;  // after the stall the transport starts
-        link_event_ = kind;
+        // The link stalls at once, so the host memory holds this read beat
+        // back; when it offers the beat again after cto_us, it is answered
+        // with the error. The error always lands on the read that timed out,
+        // inside the command that made it.
+        error_next_read_ = true;
+        stall_link(kind);
         return AxiResp::kOkay;
       case FaultKind::kStall:
-        link_event_ = kind;
+        stall_link(kind);
         return AxiResp::kOkay;
       case FaultKind::kLostDoorbell:
         break;
@@ -158,7 +163,6 @@ class RootComplex final : public tb::BeatTarget {
   bool link_down_ = false;
   bool error_next_read_ = false;
   uint64_t stray_ = 0;
-  std::optional<FaultKind> link_event_;
 };
 
 }  // namespace
@@ -186,6 +190,10 @@ struct SimTransport::Impl {
     card = std::make_unique<CoreMemory>(rng, tb::core_card_ports(d), fail);
     axil = std::make_unique<tb::AxilMaster>(rng, tb::axil_slave_ports(d), fail);
     host->set_target(&rc);
+    rc.stall_link = [this](FaultKind kind) {
+      const double us = kind == FaultKind::kStall ? stall_us : cfg.cto_us;
+      host->stall_until(host->now() + static_cast<uint64_t>(cycles_of(us * 1000.0, cfg.core_clock_hz)));
+    };
     card->add_region(0, round_up(c.card_bytes, 64), CoreMemory::Access::kReadWrite);
     const double hz = c.core_clock_hz;
     CoreMemory::Timing h;
@@ -219,10 +227,6 @@ struct SimTransport::Impl {
   void tick() {
     bench.tick();
     note_dma();
-    if (const auto e = rc.take_link_event()) {
-      const double us = *e == FaultKind::kStall ? stall_us : cfg.cto_us;
-      host->stall_until(host->now() + static_cast<uint64_t>(cycles_of(us * 1000.0, cfg.core_clock_hz)));
-    }
   }
   void ticks(uint64_t n) {
     for (uint64_t i = 0; i < n; ++i) tick();

@@ -499,6 +499,10 @@ class AxiMemory : public Component {
     const uint64_t addr = beat_addr(b.a, b.next);
     r_beat_.id = b.a.id;
     r_beat_.resp = beat_resp(false, b.a.id, addr);
+    // A target that stalled the link while answering (a completion timeout,
+    // a stall) holds this beat back; it is offered, and answered, again once
+    // the stall is over.
+    if (now_ < stall_until_) return;
     r_beat_.last = b.next == b.a.len;
     if (r_beat_.resp == AxiResp::kOkay) {
       auto* dst = reinterpret_cast<uint8_t*>(r_beat_.data.data());

@@ -558,6 +558,34 @@ void fault_sweep(FaultKind kind, uint64_t seed) {
 }
 
 TEST(SimDeviceFaults, CompletionTimeout) { fault_sweep(FaultKind::kCompletionTimeout, 11); }
+
+// A completion timeout on a command's very last read fails that command; the
+// next ones run clean and bit-exact (the error does not wait for the next read).
+TEST(SimDeviceFaults, CompletionTimeoutOnTheLastReadStaysWithItsCommand) {
+  farnn::test::SeededRng rng(21);
+  sim::SimTransport* sim = nullptr;
+  auto dev = sim::open_sim_device(driver::Uri::parse("sim://?seed=21&watchdog_us=100&cto_us=20"), &sim);
+  LayerShape s;
+  s.hidden = 8;
+  s.batch = 2;
+  s.steps = 3;
+  const LayerData d = core_layer(s, rng);
+  const uint64_t before = sim->stats().read_bytes;
+  expect_same(d, run_layer(*dev, d, 0), "clean run");
+  const uint64_t reads = (sim->stats().read_bytes - before) / 64;
+  ASSERT_GT(reads, 1u);
+  dev->inject_fault({FaultKind::kCompletionTimeout, reads - 1, 0});
+  try {
+    run_layer(*dev, d, 0);
+    ADD_FAILURE() << "the run whose last read timed out ended without an error";
+  } catch (const DmaError& e) {
+    EXPECT_TRUE(sim->fault_hit());
+    EXPECT_TRUE(expected_error(FaultKind::kCompletionTimeout, e)) << e.what();
+  }
+  dev->reset();
+  expect_same(d, run_layer(*dev, d, 1), "the first run after the fault");
+  expect_same(d, run_layer(*dev, d, 0), "the second run after the fault");
+}
 TEST(SimDeviceFaults, ReadError) { fault_sweep(FaultKind::kReadError, 12); }
 TEST(SimDeviceFaults, WriteError) { fault_sweep(FaultKind::kWriteError, 13); }
 TEST(SimDeviceFaults, Stall) { fault_sweep(FaultKind::kStall, 14); }
