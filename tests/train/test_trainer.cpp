@@ -392,6 +392,37 @@ TEST(Trainer, InputGemmRunsInChunksTheDeviceReadsAsTheyArrive) {
   EXPECT_EQ(on[0], on[1]);
 }
 
+// A backend that fails in the middle of an input GEMM leaves no gate
+// closed: the error reaches the caller at once, the FORWARDs already queued
+// end, and the next step is bit for bit a fresh trainer's first step (on
+// model:// and on sim://, whose gated commands have no watchdog).
+TEST(Trainer, ABackendErrorMidGemmOpensTheGates) {
+  const Dataset data = synthetic_task("sine", 8, 2, 4);
+  for (const char* uri : {"model://?pes=4", "sim://?seed=8"}) {
+    std::vector<double> first;
+    for (const bool fail : {true, false}) {
+      auto real = Device::open(uri);
+      auto cpu = make_cpu_backend(1);
+      HostLog log;
+      LoggedDevice dev(*real, log);
+      LoggedBackend be(*cpu, log);
+      int gemms = 0;
+      log.on_gemm = [&] {
+        if (fail && ++gemms == 2) throw std::runtime_error("the backend failed");
+      };
+      TrainConfig c = small_config(CellKind::kLstm, 1, 4, 1, false);
+      Trainer t(c, dev, be);
+      if (fail) {
+        EXPECT_THROW(t.step(data, {0, 1}), std::runtime_error) << uri;
+        ASSERT_GE(log.matching(0, "submit FORWARD 0", "").size(), 1u);
+        dev.drain(std::chrono::seconds(60));  // the queued FORWARD has ended
+      }
+      first.push_back(t.step(data, {0, 1}).loss);
+    }
+    EXPECT_EQ(first[0], first[1]) << uri;
+  }
+}
+
 // Weights go into a free bank ahead of time. A 3-layer unidirectional stack
 // on 2 banks: layer 1's LOAD is queued before the host waits for layer 0's
 // FORWARD, layer 2's before the wait for layer 1's; backward, layer 0's
