@@ -100,7 +100,7 @@ struct RnnStack::Impl {
   uint64_t commands = 0;
   // The FORWARDs' input gates: a ready-steps word per (unit, group).
   BufferPtr ready;
-  std::vector<JobPtr> submitted;  // for the trace
+  std::vector<std::pair<JobPtr, std::string>> submitted;  // with what they ran, for the trace
 };
 
 RnnStack::RnnStack(const StackConfig& config, Device& device, Backend& backend, Trace* trace)
@@ -191,16 +191,27 @@ int RnnStack::bank_for(int unit) {
   const int k = static_cast<int>(lru - m.bank_used.begin());
   if (m.bank_job[static_cast<size_t>(k)]) wait_job(m.bank_job[static_cast<size_t>(k)]);  // LOAD needs the bank idle
   const Param* p = &params_[static_cast<size_t>(4 * unit)];
-  used_bank(k, dev_.load(k, {cfg_.cell, cfg_.hidden, 1, 1, {}}, {p[1].value}, {p[3].value}));
+  used_bank(k, dev_.load(k, {cfg_.cell, cfg_.hidden, 1, 1, {}}, {p[1].value}, {p[3].value}), unit_label(unit));
   m.bank_unit[static_cast<size_t>(k)] = unit;
   return k;
 }
 
-void RnnStack::used_bank(int bank, const JobPtr& job) {
+void RnnStack::used_bank(int bank, const JobPtr& job, const std::string& label) {
   Impl& m = *impl_;
   m.bank_job[static_cast<size_t>(bank)] = job;
   m.bank_used[static_cast<size_t>(bank)] = ++m.commands;
-  m.submitted.push_back(job);
+  m.submitted.push_back({job, label});
+}
+
+std::string RnnStack::unit_label(int unit, int group) const {
+  const int D = cfg_.directions();
+  std::string s = "l" + std::to_string(unit / D) + (unit % D ? " reverse" : "");
+  const auto& groups = impl_->groups;
+  if (group >= 0 && groups.size() > 1) {
+    const auto& g = groups[static_cast<size_t>(group)];
+    s += ", sequences " + std::to_string(g.first) + "-" + std::to_string(g.first + g.shape.batch - 1);
+  }
+  return s;
 }
 
 void RnnStack::preload(int unit) {
@@ -213,12 +224,15 @@ void RnnStack::wait_job(const JobPtr& job) {
 }
 
 void RnnStack::trace_jobs() {
-  for (const JobPtr& job : impl_->submitted) {
+  for (const auto& [job, label] : impl_->submitted) {
     const JobReport r = job->wait();
     if (!trace_) continue;
-    trace_->span("device", r.what, r.started, r.finished);
+    // "FORWARD LSTM H=32 B=4 T=16 bank 0 (l1 reverse, sequences 4-7)": the
+    // command, its layer-direction and (in a split batch) its sequences.
+    const std::string what = r.what + " (" + label + ")";
+    trace_->span("device", what, r.started, r.finished);
     const auto dma = [&](const char* lane, const JobReport::Dma& d) {
-      if (d.bytes) trace_->span(lane, r.what + ": " + std::to_string(d.bytes) + " B", d.first, d.last);
+      if (d.bytes) trace_->span(lane, what + ": " + std::to_string(d.bytes) + " B", d.first, d.last);
     };
     dma(kTraceLaneDmaToCard, r.to_card);
     dma(kTraceLaneDmaToHost, r.to_host);
@@ -352,7 +366,7 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
                       u.stores.back()};
         a.sync.ready = ready.back();
         jobs.push_back(dev_.forward(a));
-        used_bank(bank, jobs.back());
+        used_bank(bank, jobs.back(), unit_label(i, static_cast<int>(k)));
       }
       // The input GEMM in `chunks` parts over time, each published to every
       // group's gate as soon as it is computed.
@@ -485,7 +499,7 @@ std::vector<float> RnnStack::backward(const std::vector<float>& dy) {
                                       {},
                                       {u.delta, off * kDeltaWords * H},
                                       {}}));
-        used_bank(bank, jobs.back());
+        used_bank(bank, jobs.back(), unit_label(i, static_cast<int>(k)));
       }
     }
     // The layer below's weights go into a free bank while this layer runs.

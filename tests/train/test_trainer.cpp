@@ -319,10 +319,11 @@ TEST(Trainer, DeviceWorkOverlapsCompute) {
   EXPECT_LT(grad_l1, log.find("wait BACKWARD 2"));
   // Layer 0's own gradient GEMMs come after its BACKWARDs: nothing is left to overlap.
   EXPECT_GT(log.find(gemm(true, false, 4 * H, I, S)), log.find("wait BACKWARD 3"));
+  // The device lane names each command's layer and direction.
   bool fw = false, bw = false;
   for (const Trace::Event& e : trace.events()) {
-    fw |= e.lane == "device" && e.name.rfind("FORWARD", 0) == 0;
-    bw |= e.lane == "device" && e.name.rfind("BACKWARD", 0) == 0;
+    fw |= e.lane == "device" && e.name.starts_with("FORWARD") && e.name.ends_with(" (l0)");
+    bw |= e.lane == "device" && e.name.starts_with("BACKWARD") && e.name.ends_with(" (l1 reverse)");
   }
   EXPECT_TRUE(fw && bw);
 }

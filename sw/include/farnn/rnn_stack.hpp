@@ -97,8 +97,10 @@ class RnnStack {
   // bank_for(unit) ahead of time when a bank is free of the current layer
   // (more banks than directions), so its LOAD runs beside the current commands.
   void preload(int unit);
-  // Records `job` as the last command on `bank` (and for the trace).
-  void used_bank(int bank, const JobPtr& job);
+  // Records `job` as the last command on `bank`, and for the trace with `label`.
+  void used_bank(int bank, const JobPtr& job, const std::string& label);
+  // "l1 reverse"; with a group of a split batch: "l1 reverse, sequences 4-7".
+  std::string unit_label(int unit, int group = -1) const;
   // Waits for a device command; every command's span goes into the trace.
   void wait_job(const JobPtr& job);
   void trace_jobs();
