@@ -131,7 +131,8 @@ struct Pending {
   Counters counts;  // loads/forwards/backwards
   nanoseconds submitted;             // device time
   Clock::time_point host_submitted;  // host time
-  std::vector<Range> data;           // its host data: held until it ends, NaN/Inf words counted then
+  // Its host data: held until it ends, its NaN/Inf words counted then.
+  std::vector<Range> data;
 };
 
 struct Core : std::enable_shared_from_this<Core> {
@@ -924,8 +925,9 @@ class CoreDevice final : public Device {
     lines.push_back(os.str());
     const HwCounters hw = c.read_hw();
     os.str("");
-    os << "counters: " << hw.busy << " busy cycles, " << hw.macs << " MACs, " << hw.rd << " bytes read, " << hw.wr
-       << " bytes written, " << hw.nonfinite << " units with a NaN/Inf output";
+    os << "counters: " << hw.busy << " busy cycles, " << hw.macs << " MACs, " << hw.rd
+       << " bytes read, " << hw.wr << " bytes written, " << hw.nonfinite
+       << " units with a NaN/Inf output";
     lines.push_back(os.str());
     if (c.windows_dirty && c.pending.empty()) c.write_windows();
     for (unsigned i = 0; i < c.num_windows; ++i) {
@@ -1013,8 +1015,9 @@ class CoreDevice final : public Device {
   }
 
   // `shape`: a FORWARD/BACKWARD's (its lengths are staged with the descriptor).
-  JobPtr submit(const cr::Descriptor& d, const std::string& what, int bank, int load_bank, const Counters& counts,
-                const std::vector<Range>& data, const LayerShape* shape = nullptr) {
+  JobPtr submit(const cr::Descriptor& d, const std::string& what, int bank, int load_bank,
+                const Counters& counts, const std::vector<Range>& data,
+                const LayerShape* shape = nullptr) {
     auto job = std::make_shared<CoreJob>(core_, what);
     core_->push(d, {0, job, bank, load_bank, counts, {}, {}, data}, shape);
     return job;

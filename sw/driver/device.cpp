@@ -321,7 +321,8 @@ void count_nonfinite(const std::vector<Range>& ranges, Counters& counters) {
   for (const Range& r : ranges) {
     if (!r.ref || std::string_view(r.role).starts_with("sync.")) continue;
     const auto* words = reinterpret_cast<const uint32_t*>(r.ref.buffer->data() + r.ref.offset);
-    (r.output ? counters.nonfinite_outputs : counters.nonfinite_inputs) += count_nonfinite(words, r.words);
+    (r.output ? counters.nonfinite_outputs : counters.nonfinite_inputs) +=
+        count_nonfinite(words, r.words);
   }
 }
 

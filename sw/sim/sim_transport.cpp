@@ -192,7 +192,8 @@ struct SimTransport::Impl {
     host->set_target(&rc);
     rc.stall_link = [this](FaultKind kind) {
       const double us = kind == FaultKind::kStall ? stall_us : cfg.cto_us;
-      host->stall_until(host->now() + static_cast<uint64_t>(cycles_of(us * 1000.0, cfg.core_clock_hz)));
+      host->stall_until(host->now() +
+                        static_cast<uint64_t>(cycles_of(us * 1000.0, cfg.core_clock_hz)));
     };
     card->add_region(0, round_up(c.card_bytes, 64), CoreMemory::Access::kReadWrite);
     const double hz = c.core_clock_hz;

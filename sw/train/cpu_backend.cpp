@@ -144,13 +144,16 @@ class CpuBackend final : public Backend {
 
 std::unique_ptr<Backend> make_cpu_backend(int threads) { return std::make_unique<CpuBackend>(threads); }
 
-std::vector<std::string> backend_names() { return {"cpu"}; }
+std::vector<std::string> backend_names() {
+  return {"cpu"};
+}
 
 std::unique_ptr<Backend> make_backend(const std::string& name, int threads) {
   if (name == "cpu") return make_cpu_backend(threads);
   std::string known;
   for (const std::string& n : backend_names()) known += (known.empty() ? "" : ", ") + n;
-  throw std::invalid_argument("unknown compute backend '" + name + "' (this build has: " + known + ")");
+  throw std::invalid_argument("unknown compute backend '" + name + "' (this build has: " + known +
+                              ")");
 }
 
 }  // namespace farnn::train

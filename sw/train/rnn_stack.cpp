@@ -191,7 +191,8 @@ int RnnStack::bank_for(int unit) {
   const int k = static_cast<int>(lru - m.bank_used.begin());
   if (m.bank_job[static_cast<size_t>(k)]) wait_job(m.bank_job[static_cast<size_t>(k)]);  // LOAD needs the bank idle
   const Param* p = &params_[static_cast<size_t>(4 * unit)];
-  used_bank(k, dev_.load(k, {cfg_.cell, cfg_.hidden, 1, 1, {}}, {p[1].value}, {p[3].value}), unit_label(unit));
+  used_bank(k, dev_.load(k, {cfg_.cell, cfg_.hidden, 1, 1, {}}, {p[1].value}, {p[3].value}),
+            unit_label(unit));
   m.bank_unit[static_cast<size_t>(k)] = unit;
   return k;
 }
@@ -209,7 +210,8 @@ std::string RnnStack::unit_label(int unit, int group) const {
   const auto& groups = impl_->groups;
   if (group >= 0 && groups.size() > 1) {
     const auto& g = groups[static_cast<size_t>(group)];
-    s += ", sequences " + std::to_string(g.first) + "-" + std::to_string(g.first + g.shape.batch - 1);
+    s += ", sequences " + std::to_string(g.first) + "-" +
+         std::to_string(g.first + g.shape.batch - 1);
   }
   return s;
 }
@@ -232,7 +234,8 @@ void RnnStack::trace_jobs() {
     const std::string what = r.what + " (" + label + ")";
     trace_->span("device", what, r.started, r.finished);
     const auto dma = [&](const char* lane, const JobReport::Dma& d) {
-      if (d.bytes) trace_->span(lane, what + ": " + std::to_string(d.bytes) + " B", d.first, d.last);
+      if (d.bytes)
+        trace_->span(lane, what + ": " + std::to_string(d.bytes) + " B", d.first, d.last);
     };
     dma(kTraceLaneDmaToCard, r.to_card);
     dma(kTraceLaneDmaToHost, r.to_host);

@@ -42,7 +42,8 @@ inline uint64_t test_seed(uint64_t fixed) {
 
 inline std::string seed_note(uint64_t fixed) {
   uint64_t base = 0;
-  if (!farnn_seed(base)) return "seed " + std::to_string(fixed) + " (FARNN_SEED=<n> runs other data)";
+  if (!farnn_seed(base))
+    return "seed " + std::to_string(fixed) + " (FARNN_SEED=<n> runs other data)";
   return "seed " + std::to_string(test_seed(fixed)) + " from fixed seed " + std::to_string(fixed) +
          " (reproduce with FARNN_SEED=" + std::to_string(base) + ")";
 }
@@ -50,7 +51,8 @@ inline std::string seed_note(uint64_t fixed) {
 // A random stream that names its seed in every failure inside its scope.
 class SeededRng : public std::mt19937_64 {
  public:
-  explicit SeededRng(uint64_t fixed, const char* file = __builtin_FILE(), int line = __builtin_LINE())
+  explicit SeededRng(uint64_t fixed, const char* file = __builtin_FILE(),
+                     int line = __builtin_LINE())
       : std::mt19937_64(test_seed(fixed)), trace_(file, line, seed_note(fixed)) {}
 
  private:

@@ -147,8 +147,10 @@ TEST(SimDevice, ACommandKeepsItsBuffersUntilItEnds) {
   BufferPtr h = dev->alloc(S * H, Access::kWrite, "h");
   JobPtr fw;
   {
-    BufferPtr w = buffer_of(*dev, d.w.w_hh, Access::kRead, "w_hh"), b = buffer_of(*dev, d.w.b_hh, Access::kRead, "b");
-    BufferPtr xp = buffer_of(*dev, d.xp, Access::kRead, "xp"), st = buffer_of(*dev, d.state_in, Access::kRead, "st");
+    BufferPtr w = buffer_of(*dev, d.w.w_hh, Access::kRead, "w_hh"),
+              b = buffer_of(*dev, d.w.b_hh, Access::kRead, "b");
+    BufferPtr xp = buffer_of(*dev, d.xp, Access::kRead, "xp"),
+              st = buffer_of(*dev, d.state_in, Access::kRead, "st");
     dev->load(0, s, {w}, {b});
     fw = dev->forward({s, 0, {xp}, {st}, {h}, {}, dev->alloc_gate_store(s)});
   }
@@ -267,7 +269,8 @@ TEST(SimDevice, NonFiniteDataPropagatesAndIsCounted) {
   EXPECT_EQ(r.bw.nonfinite_outputs, bad({&d.bw.delta, &d.bw.state_out}));
   const Counters after = dev->counters();
   EXPECT_EQ(after.nonfinite_inputs - before.nonfinite_inputs, 2u);
-  EXPECT_EQ(after.nonfinite_outputs - before.nonfinite_outputs, r.fw.nonfinite_outputs + r.bw.nonfinite_outputs);
+  EXPECT_EQ(after.nonfinite_outputs - before.nonfinite_outputs,
+            r.fw.nonfinite_outputs + r.bw.nonfinite_outputs);
   auto model = Device::open(dev->caps().model_uri());
   const DeviceRun m = run_layer(*model, d, 0);
   EXPECT_EQ(r.fw.nonfinite_outputs, m.fw.nonfinite_outputs);
@@ -564,7 +567,8 @@ TEST(SimDeviceFaults, CompletionTimeout) { fault_sweep(FaultKind::kCompletionTim
 TEST(SimDeviceFaults, CompletionTimeoutOnTheLastReadStaysWithItsCommand) {
   farnn::test::SeededRng rng(21);
   sim::SimTransport* sim = nullptr;
-  auto dev = sim::open_sim_device(driver::Uri::parse("sim://?seed=21&watchdog_us=100&cto_us=20"), &sim);
+  auto dev =
+      sim::open_sim_device(driver::Uri::parse("sim://?seed=21&watchdog_us=100&cto_us=20"), &sim);
   LayerShape s;
   s.hidden = 8;
   s.batch = 2;

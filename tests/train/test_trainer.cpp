@@ -181,7 +181,8 @@ struct HostLog {
 
 class LoggedJob : public Job {
  public:
-  LoggedJob(JobPtr job, HostLog& log, std::string what) : job_(std::move(job)), log_(log), what_(std::move(what)) {}
+  LoggedJob(JobPtr job, HostLog& log, std::string what)
+      : job_(std::move(job)), log_(log), what_(std::move(what)) {}
   bool done() const override { return job_->done(); }
   JobReport wait(std::chrono::milliseconds limit) override {
     if (!waited_) log_.lines.push_back("wait " + what_);
@@ -203,11 +204,14 @@ class LoggedDevice : public Device {
   BufferPtr alloc(size_t words, Access access, const std::string& name) override {
     return dev_.alloc(words, access, name);
   }
-  BufferPtr register_memory(float* ptr, size_t words, Access access, const std::string& name) override {
+  BufferPtr register_memory(float* ptr, size_t words, Access access,
+                            const std::string& name) override {
     return dev_.register_memory(ptr, words, access, name);
   }
   void unregister(const BufferPtr& buffer) override { dev_.unregister(buffer); }
-  GateStorePtr alloc_gate_store(const LayerShape& shape) override { return dev_.alloc_gate_store(shape); }
+  GateStorePtr alloc_gate_store(const LayerShape& shape) override {
+    return dev_.alloc_gate_store(shape);
+  }
   JobPtr load(int bank, const LayerShape& shape, BufferRef w_hh, BufferRef b_hh) override {
     return logged(dev_.load(bank, shape, w_hh, b_hh), "LOAD", loads_);
   }
@@ -222,8 +226,12 @@ class LoggedDevice : public Device {
     return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(r.buffer->data() + r.offset))
         .load();
   }
-  JobPtr backward(const BackwardArgs& args) override { return logged(dev_.backward(args), "BACKWARD", backwards_); }
-  void ring_step_doorbell(int index, uint32_t count) override { dev_.ring_step_doorbell(index, count); }
+  JobPtr backward(const BackwardArgs& args) override {
+    return logged(dev_.backward(args), "BACKWARD", backwards_);
+  }
+  void ring_step_doorbell(int index, uint32_t count) override {
+    dev_.ring_step_doorbell(index, count);
+  }
   void drain(std::chrono::milliseconds limit) override { dev_.drain(limit); }
   Counters counters() const override { return dev_.counters(); }
   void reset() override { dev_.reset(); }
@@ -244,10 +252,10 @@ class LoggedBackend : public Backend {
  public:
   LoggedBackend(Backend& be, HostLog& log) : be_(be), log_(log) {}
   std::string name() const override { return be_.name(); }
-  void gemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
-            float beta, float* c, int ldc) override {
-    log_.lines.push_back("gemm " + std::to_string(ta) + " " + std::to_string(tb) + " " + std::to_string(m) + " " +
-                         std::to_string(n) + " " + std::to_string(k));
+  void gemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda,
+            const float* b, int ldb, float beta, float* c, int ldc) override {
+    log_.lines.push_back("gemm " + std::to_string(ta) + " " + std::to_string(tb) + " " +
+                         std::to_string(m) + " " + std::to_string(n) + " " + std::to_string(k));
     if (log_.on_gemm) log_.on_gemm();
     be_.gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
@@ -263,14 +271,19 @@ class LoggedBackend : public Backend {
   }
   double sum_squares(const float* x, size_t n) override { return be_.sum_squares(x, n); }
   void scale(float* x, size_t n, float f) override { be_.scale(x, n, f); }
-  void sgd_step(float* p, const float* g, float* buf, size_t n, const SgdConfig& c, bool first) override {
+  void sgd_step(float* p, const float* g, float* buf, size_t n, const SgdConfig& c,
+                bool first) override {
     be_.sgd_step(p, g, buf, n, c, first);
   }
-  void adam_step(float* p, const float* g, float* m, float* v, size_t n, const AdamConfig& c, long step) override {
+  void adam_step(float* p, const float* g, float* m, float* v, size_t n, const AdamConfig& c,
+                 long step) override {
     be_.adam_step(p, g, m, v, n, c, step);
   }
-  double mse(const float* y, const float* t, size_t n, float* dy, float s) override { return be_.mse(y, t, n, dy, s); }
-  double cross_entropy(const float* l, const float* y, int rows, int classes, float* dy, float s) override {
+  double mse(const float* y, const float* t, size_t n, float* dy, float s) override {
+    return be_.mse(y, t, n, dy, s);
+  }
+  double cross_entropy(const float* l, const float* y, int rows, int classes, float* dy,
+                       float s) override {
     return be_.cross_entropy(l, y, rows, classes, dy, s);
   }
   void synchronize() override { be_.synchronize(); }
