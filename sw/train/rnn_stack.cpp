@@ -354,27 +354,30 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
       const int bank = bank_for(i);
       u.stores.clear();  // release the previous batch's stores before allocating this one's
       std::vector<BufferRef> ready;
-      for (size_t k = 0; k < m.groups.size(); ++k) {
-        const Impl::Group& g = m.groups[k];
-        const size_t off = static_cast<size_t>(g.offset);
-        ready.push_back({m.ready, static_cast<size_t>(i) * gates_per_unit + k});
-        publish(ready.back(), 0);
-        u.stores.push_back(dev_.alloc_gate_store(g.shape));
-        ForwardArgs a{g.shape,
-                      bank,
-                      {u.xp, off * G * H},
-                      {},
-                      {u.h, off * H},
-                      {u.state_out, static_cast<size_t>(g.first) * H * SW},
-                      u.stores.back()};
-        a.sync.ready = ready.back();
-        jobs.push_back(dev_.forward(a));
-        used_bank(bank, jobs.back(), unit_label(i, static_cast<int>(k)));
-      }
-      // The input GEMM in `chunks` parts over time, each published to every
-      // group's gate as soon as it is computed.
-      Trace::Scope t(trace_, "compute", "input GEMM l" + std::to_string(l) + (d ? " reverse" : ""));
+      // Should anything below throw (a gate store that does not fit, the
+      // backend), every gate opens first: no queued FORWARD waits forever.
       try {
+        for (size_t k = 0; k < m.groups.size(); ++k) {
+          const Impl::Group& g = m.groups[k];
+          const size_t off = static_cast<size_t>(g.offset);
+          ready.push_back({m.ready, static_cast<size_t>(i) * gates_per_unit + k});
+          publish(ready.back(), 0);
+          u.stores.push_back(dev_.alloc_gate_store(g.shape));
+          ForwardArgs a{g.shape,
+                        bank,
+                        {u.xp, off * G * H},
+                        {},
+                        {u.h, off * H},
+                        {u.state_out, static_cast<size_t>(g.first) * H * SW},
+                        u.stores.back()};
+          a.sync.ready = ready.back();
+          jobs.push_back(dev_.forward(a));
+          used_bank(bank, jobs.back(), unit_label(i, static_cast<int>(k)));
+        }
+        // The input GEMM in `chunks` parts over time, each published to every
+        // group's gate as soon as it is computed.
+        Trace::Scope t(trace_, "compute",
+                       "input GEMM l" + std::to_string(l) + (d ? " reverse" : ""));
         const float* xin = m.x[static_cast<size_t>(l)].data();
         if (d == 1) {
           u.x_rev.resize(static_cast<size_t>(m.S) * in);
