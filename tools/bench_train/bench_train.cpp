@@ -15,8 +15,9 @@
 //           weights LOADed every step (they change every update), the host
 //           link's DMA per command from the PCIe model (sim/pcie_link.hpp)
 //           capped at the core's 64-byte beat per cycle,
-//           plus the host compute measured above. The trainer runs one layer's
-//           commands one after another, so nothing is counted as overlapped.
+//           plus the host compute measured above. Nothing is counted as
+//           overlapped (an upper bound: the trainer feeds a FORWARD its input
+//           GEMM in parts, which a card would partly overlap).
 // Writes JSON (--json); a table on stdout.
 #include <CLI/CLI.hpp>
 #include <algorithm>
