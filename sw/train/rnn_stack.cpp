@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <optional>
 #include <random>
 #include <stdexcept>
 
@@ -375,9 +376,9 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
           used_bank(bank, jobs.back(), unit_label(i, static_cast<int>(k)));
         }
         // The input GEMM in `chunks` parts over time, each published to every
-        // group's gate as soon as it is computed.
-        Trace::Scope t(trace_, "compute",
-                       "input GEMM l" + std::to_string(l) + (d ? " reverse" : ""));
+        // group's gate as soon as it is computed; a trace span per part.
+        const std::string gemm = "input GEMM l" + std::to_string(l) + (d ? " reverse" : "");
+        std::optional<Trace::Scope> prep(std::in_place, trace_, "compute", gemm + ", weights");
         const float* xin = m.x[static_cast<size_t>(l)].data();
         if (d == 1) {
           u.x_rev.resize(static_cast<size_t>(m.S) * in);
@@ -393,6 +394,11 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
         for (int c = 0; c < chunks; ++c) {
           const size_t t0 = static_cast<size_t>(steps * c / chunks),
                        t1 = static_cast<size_t>(steps * (c + 1) / chunks);
+          prep.reset();
+          Trace::Scope part(trace_, "compute",
+                            gemm + ", part " + std::to_string(c + 1) + "/" +
+                                std::to_string(chunks) + " (steps " + std::to_string(t0) + "-" +
+                                std::to_string(t1 - 1) + ")");
           for (const Impl::Group& g : m.groups) {
             const int r0 = g.rows_before[t0], rows = g.rows_before[t1] - r0;
             if (rows == 0) continue;

@@ -59,6 +59,8 @@ expect "cannot open" train --hidden 4 --x "$ref/x.npy" --y "$ref/x.npy" --length
 expect "targets have shape (4, 3, 3), expected (4, 3, 2)" train --hidden 4 --x "$ref/x.npy" --y "$ref/x.npy" \
   --outputs 2 --checkpoint "$tmp/out.st"
 expect "--lr must be a positive number" train --hidden 4 --task sine --lr -1 --checkpoint "$tmp/out.st"
+expect "--gemm-chunks: Value 0 not in range 1 to 65535" train --hidden 4 --task sine --gemm-chunks 0 \
+  --checkpoint "$tmp/out.st"
 expect "unknown compute backend 'gpu' (this build has: cpu)" train --hidden 4 --task sine --backend gpu \
   --checkpoint "$tmp/out.st"
 exit $fail

@@ -35,12 +35,17 @@ struct ModelFlags {
   int hidden = 0;
   int layers = 1;
   bool bidirectional = false;
+  int gemm_chunks = StackConfig{}.gemm_chunks;
   void add(CLI::App& app, bool hidden_required) {
     app.add_option("--cell", cell, "lstm or gru")->check(CLI::IsMember({"lstm", "gru"}));
     auto* h = app.add_option("--hidden", hidden, "hidden size H")->check(CLI::PositiveNumber);
     if (hidden_required) h->required();
     app.add_option("--layers", layers, "stacked layers")->check(CLI::PositiveNumber);
     app.add_flag("--bidirectional", bidirectional, "two directions per layer");
+    app.add_option("--gemm-chunks", gemm_chunks,
+                   "parts over time of each input GEMM; the device starts on the first")
+        ->check(CLI::Range(1, 65535))
+        ->capture_default_str();
   }
   StackConfig config(int input) const {
     StackConfig c;
@@ -49,6 +54,7 @@ struct ModelFlags {
     c.hidden = hidden;
     c.layers = layers;
     c.bidirectional = bidirectional;
+    c.gemm_chunks = gemm_chunks;
     return c;
   }
 };
