@@ -80,7 +80,12 @@ struct RnnStack::Impl {
   struct Group {
     int first = 0, offset = 0;
     LayerShape shape;
-    std::vector<int> rows_before;  // [T+1]: offset + the group's packed steps before time t
+    // The packed row where time t starts: offset + the group's steps before t.
+    int rows_before(int t) const {
+      int rows = offset;
+      for (int k = 0; k < shape.batch; ++k) rows += std::min(t, shape.length(k));
+      return rows;
+    }
   };
   LayerShape shape;
   std::vector<Group> groups;
@@ -292,12 +297,6 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
     if (!lengths.empty()) {
       g.shape.lengths.assign(lengths.begin() + first, lengths.begin() + first + g.shape.batch);
     }
-    g.rows_before.resize(static_cast<size_t>(steps) + 1);
-    for (int t = 0; t <= steps; ++t) {
-      int rows = g.offset;
-      for (int k = 0; k < g.shape.batch; ++k) rows += std::min(t, g.shape.length(k));
-      g.rows_before[static_cast<size_t>(t)] = rows;
-    }
     m.S += g.shape.packed_steps();
     m.groups.push_back(std::move(g));
   }
@@ -392,15 +391,14 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
         be_.copy_rows(w_ih.data(), in, u.w_u4.data(), in, 4 * H, in, u.maps.to_unit4.data(), 0.0f);
         be_.copy_rows(b_ih.data(), 1, u.b_u.data(), 1, G * H, 1, u.maps.to_unit.data(), 0.0f);
         for (int c = 0; c < chunks; ++c) {
-          const size_t t0 = static_cast<size_t>(steps * c / chunks),
-                       t1 = static_cast<size_t>(steps * (c + 1) / chunks);
+          const int t0 = steps * c / chunks, t1 = steps * (c + 1) / chunks;
           prep.reset();
           Trace::Scope part(trace_, "compute",
                             gemm + ", part " + std::to_string(c + 1) + "/" +
                                 std::to_string(chunks) + " (steps " + std::to_string(t0) + "-" +
                                 std::to_string(t1 - 1) + ")");
           for (const Impl::Group& g : m.groups) {
-            const int r0 = g.rows_before[t0], rows = g.rows_before[t1] - r0;
+            const int r0 = g.rows_before(t0), rows = g.rows_before(t1) - r0;
             if (rows == 0) continue;
             float* xp = u.xp->data() + static_cast<size_t>(r0) * G * H;
             be_.gemm(false, true, rows, G * H, in, 1.0f, xin + static_cast<size_t>(r0) * in, in,

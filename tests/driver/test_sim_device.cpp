@@ -131,17 +131,12 @@ TEST(SimDevice, BadArgumentsAreRefusedClearly) {
   EXPECT_EQ(words_of(h2, 0, S * H), d.fw.h);
 }
 
-// Foreign memory (as a GPU allocation would be) registered for xp and h;
-// drain() waits for everything; unregister() refuses later use and unmaps.
 // A command holds the buffers it names until it ends: the caller may drop
 // its handles right after submitting, and the command still reads them.
 TEST(SimDevice, ACommandKeepsItsBuffersUntilItEnds) {
   auto dev = open_sim();
   farnn::test::SeededRng rng(12);
-  LayerShape s;
-  s.hidden = 8;
-  s.batch = 2;
-  s.steps = 4;
+  const LayerShape s{CellKind::kLstm, 8, 2, 4, {}};
   const LayerData d = core_layer(s, rng);
   const size_t H = s.hidden, S = s.packed_steps();
   BufferPtr h = dev->alloc(S * H, Access::kWrite, "h");
@@ -158,6 +153,8 @@ TEST(SimDevice, ACommandKeepsItsBuffersUntilItEnds) {
   EXPECT_EQ(words_of(h, 0, S * H), d.fw.h);
 }
 
+// Foreign memory (as a GPU allocation would be) registered for xp and h;
+// drain() waits for everything; unregister() refuses later use and unmaps.
 TEST(SimDevice, RegisteredMemoryDrainAndUnregister) {
   sim::SimTransport* link = nullptr;
   auto dev = sim::open_sim_device(driver::Uri::parse("sim://?seed=7"), &link);
@@ -569,10 +566,7 @@ TEST(SimDeviceFaults, CompletionTimeoutOnTheLastReadStaysWithItsCommand) {
   sim::SimTransport* sim = nullptr;
   auto dev =
       sim::open_sim_device(driver::Uri::parse("sim://?seed=21&watchdog_us=100&cto_us=20"), &sim);
-  LayerShape s;
-  s.hidden = 8;
-  s.batch = 2;
-  s.steps = 3;
+  const LayerShape s{CellKind::kLstm, 8, 2, 3, {}};
   const LayerData d = core_layer(s, rng);
   const uint64_t before = sim->stats().read_bytes;
   expect_same(d, run_layer(*dev, d, 0), "clean run");

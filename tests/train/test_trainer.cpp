@@ -248,14 +248,19 @@ class LoggedDevice : public Device {
   std::vector<BufferRef> gates_;
 };
 
+// The log line of a GEMM call: "gemm ta tb m n k".
+std::string gemm_line(bool ta, bool tb, int m, int n, int k) {
+  return "gemm " + std::to_string(ta) + " " + std::to_string(tb) + " " + std::to_string(m) + " " +
+         std::to_string(n) + " " + std::to_string(k);
+}
+
 class LoggedBackend : public Backend {
  public:
   LoggedBackend(Backend& be, HostLog& log) : be_(be), log_(log) {}
   std::string name() const override { return be_.name(); }
   void gemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda,
             const float* b, int ldb, float beta, float* c, int ldc) override {
-    log_.lines.push_back("gemm " + std::to_string(ta) + " " + std::to_string(tb) + " " +
-                         std::to_string(m) + " " + std::to_string(n) + " " + std::to_string(k));
+    log_.lines.push_back(gemm_line(ta, tb, m, n, k));
     if (log_.on_gemm) log_.on_gemm();
     be_.gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
@@ -293,6 +298,17 @@ class LoggedBackend : public Backend {
   HostLog& log_;
 };
 
+// A device opened from `uri` and a one-thread CPU backend, both logging into `log`.
+struct LoggedRun {
+  explicit LoggedRun(const std::string& uri)
+      : real(Device::open(uri)), cpu(make_cpu_backend(1)), dev(*real, log), be(*cpu, log) {}
+  std::unique_ptr<Device> real;
+  std::unique_ptr<Backend> cpu;
+  HostLog log;
+  LoggedDevice dev;
+  LoggedBackend be;
+};
+
 // Both overlaps of the schedule, each on its own. Forward: a bidirectional
 // layer's reverse-direction input GEMM is issued after the forward
 // direction's FORWARD is submitted and before the host waits for it.
@@ -302,20 +318,13 @@ class LoggedBackend : public Backend {
 // model://) then runs the command while the host computes; the trace shows
 // its FORWARD and BACKWARD spans.
 TEST(Trainer, DeviceWorkOverlapsCompute) {
-  auto model = Device::open("model://?pes=4&threads=1");
-  auto cpu = make_cpu_backend(1);
-  HostLog log;
-  LoggedDevice dev(*model, log);
-  LoggedBackend be(*cpu, log);
+  LoggedRun run("model://?pes=4&threads=1");
+  const HostLog& log = run.log;
   Trace trace;
   const int I = 3, H = 4, T = 5, B = 2, S = T * B;
-  Trainer t(small_config(CellKind::kLstm, I, H, 2, true), dev, be, &trace);
+  Trainer t(small_config(CellKind::kLstm, I, H, 2, true), run.dev, run.be, &trace);
   const Dataset data = {{{T, B, I}, std::vector<float>(T * B * I, 0.5f)}, {{B, 1}, {1, 2}}, {}};
   t.step(data, {0, 1});
-  const auto gemm = [](bool ta, bool tb, int m, int n, int k) {
-    return "gemm " + std::to_string(ta) + " " + std::to_string(tb) + " " + std::to_string(m) + " " +
-           std::to_string(n) + " " + std::to_string(k);
-  };
   // Forward: layer 0's reverse direction (FORWARD 1) computes its input GEMM
   // (in chunks of rows x 4H x I) while FORWARD 0 is outstanding.
   const std::vector<size_t> reverse_input =
@@ -326,12 +335,12 @@ TEST(Trainer, DeviceWorkOverlapsCompute) {
   // Backward: BACKWARD 0, 1 are layer 1's, 2, 3 layer 0's; layer 1's W_ih
   // gradient GEMM (4H x 2H over the S packed steps) runs between the
   // submission of layer 0's first BACKWARD and the wait for it.
-  const size_t grad_l1 = log.find(gemm(true, false, 4 * H, 2 * H, S));
+  const size_t grad_l1 = log.find(gemm_line(true, false, 4 * H, 2 * H, S));
   EXPECT_LT(log.find("wait BACKWARD 1"), log.find("submit BACKWARD 2"));
   EXPECT_LT(log.find("submit BACKWARD 2"), grad_l1);
   EXPECT_LT(grad_l1, log.find("wait BACKWARD 2"));
   // Layer 0's own gradient GEMMs come after its BACKWARDs: nothing is left to overlap.
-  EXPECT_GT(log.find(gemm(true, false, 4 * H, I, S)), log.find("wait BACKWARD 3"));
+  EXPECT_GT(log.find(gemm_line(true, false, 4 * H, I, S)), log.find("wait BACKWARD 3"));
   // The device lane names each command's layer and direction.
   bool fw = false, bw = false;
   for (const Trace::Event& e : trace.events()) {
@@ -353,17 +362,14 @@ TEST(Trainer, InputGemmRunsInChunksTheDeviceReadsAsTheyArrive) {
   std::vector<double> losses;
   std::vector<io::TensorList> states;
   for (const int chunks : {4, 1}) {
-    auto model = Device::open("model://?pes=4&batch=2");
-    auto cpu = make_cpu_backend(1);
-    HostLog log;
-    LoggedDevice dev(*model, log);
-    LoggedBackend be(*cpu, log);
+    LoggedRun run("model://?pes=4&batch=2");
+    HostLog& log = run.log;
     TrainConfig c = small_config(CellKind::kGru, 2, H, 1, false);
     c.stack.gemm_chunks = chunks;
-    Trainer t(c, dev, be);
+    Trainer t(c, run.dev, run.be);
     std::set<uint32_t> open;  // FORWARD 0's gate as each GEMM starts
     log.on_gemm = [&] {
-      if (const auto g = dev.gate(0)) open.insert(*g);
+      if (const auto g = run.dev.gate(0)) open.insert(*g);
     };
     losses.push_back(t.step(data, {0, 1, 2}).loss);
     // Each chunk is published before the next is computed: 0, 2, 4, 6 ready
@@ -415,21 +421,17 @@ TEST(Trainer, ABackendErrorMidGemmOpensTheGates) {
   for (const char* uri : {"model://?pes=4", "sim://?seed=8"}) {
     std::vector<double> first;
     for (const bool fail : {true, false}) {
-      auto real = Device::open(uri);
-      auto cpu = make_cpu_backend(1);
-      HostLog log;
-      LoggedDevice dev(*real, log);
-      LoggedBackend be(*cpu, log);
+      LoggedRun run(uri);
       int gemms = 0;
-      log.on_gemm = [&] {
+      run.log.on_gemm = [&] {
         if (fail && ++gemms == 2) throw std::runtime_error("the backend failed");
       };
       TrainConfig c = small_config(CellKind::kLstm, 1, 4, 1, false);
-      Trainer t(c, dev, be);
+      Trainer t(c, run.dev, run.be);
       if (fail) {
         EXPECT_THROW(t.step(data, {0, 1}), std::runtime_error) << uri;
-        ASSERT_GE(log.matching(0, "submit FORWARD 0", "").size(), 1u);
-        dev.drain(std::chrono::seconds(60));  // the queued FORWARD has ended
+        ASSERT_GE(run.log.matching(0, "submit FORWARD 0", "").size(), 1u);
+        run.dev.drain(std::chrono::seconds(60));  // the queued FORWARD has ended
       }
       first.push_back(t.step(data, {0, 1}).loss);
     }
@@ -443,18 +445,15 @@ TEST(Trainer, ABackendErrorMidGemmOpensTheGates) {
 // weights (evicted by layer 2's) are loaded again before the wait for layer
 // 1's BACKWARD, into the bank layer 2's BACKWARD has left.
 TEST(Trainer, NextLayersWeightsLoadWhileTheDeviceRuns) {
-  auto model = Device::open("model://?pes=4&banks=2");
-  auto cpu = make_cpu_backend(1);
-  HostLog log;
-  LoggedDevice dev(*model, log);
-  LoggedBackend be(*cpu, log);
-  Trainer t(small_config(CellKind::kLstm, 1, 4, 3, false), dev, be);
+  LoggedRun run("model://?pes=4&banks=2");
+  const HostLog& log = run.log;
+  Trainer t(small_config(CellKind::kLstm, 1, 4, 3, false), run.dev, run.be);
   t.step(synthetic_task("sine", 6, 2, 1), {0, 1});
   EXPECT_LT(log.find("submit LOAD 1"), log.find("wait FORWARD 0"));
   EXPECT_LT(log.find("submit LOAD 2"), log.find("wait FORWARD 1"));
   EXPECT_LT(log.find("submit BACKWARD 1"), log.find("submit LOAD 3"));
   EXPECT_LT(log.find("submit LOAD 3"), log.find("wait BACKWARD 1"));
-  EXPECT_EQ(model->counters().loads, 4u);  // no bank loaded twice with the same weights
+  EXPECT_EQ(run.real->counters().loads, 4u);  // no bank loaded twice with the same weights
 }
 
 // On sim:// the trace has a lane per DMA direction: each FORWARD reads xp

@@ -92,7 +92,7 @@ class RnnStack {
  private:
   struct Impl;
   // The bank holding unit (layer*D + direction)'s recurrent weights, loading
-  // them into the next bank in turn when none does.
+  // them into the least recently used bank when none does.
   int bank_for(int unit);
   // bank_for(unit) ahead of time when a bank is free of the current layer
   // (more banks than directions), so its LOAD runs beside the current commands.
