@@ -26,6 +26,10 @@ class CpuBackend final : public Backend {
   }
   std::string name() const override { return "cpu (Eigen, " + std::to_string(Eigen::nbThreads()) + " threads)"; }
 
+  std::shared_ptr<float> allocate(size_t n) override {
+    return std::shared_ptr<float>(new float[n](), std::default_delete<float[]>());
+  }
+
   void gemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
             float beta, float* c, int ldc) override {
     if (m <= 0 || n <= 0) return;
@@ -143,17 +147,5 @@ class CpuBackend final : public Backend {
 }  // namespace
 
 std::unique_ptr<Backend> make_cpu_backend(int threads) { return std::make_unique<CpuBackend>(threads); }
-
-std::vector<std::string> backend_names() {
-  return {"cpu"};
-}
-
-std::unique_ptr<Backend> make_backend(const std::string& name, int threads) {
-  if (name == "cpu") return make_cpu_backend(threads);
-  std::string known;
-  for (const std::string& n : backend_names()) known += (known.empty() ? "" : ", ") + n;
-  throw std::invalid_argument("unknown compute backend '" + name + "' (this build has: " + known +
-                              ")");
-}
 
 }  // namespace farnn::train

@@ -65,8 +65,8 @@ struct RnnStack::Impl {
   // One layer-direction: its device streams and what backward needs.
   struct Unit {
     RowMaps maps;
-    std::vector<float> w_u, b_u, w_u4;  // W_ih and b_ih in unit-major rows; W_ih in 4-per-unit rows
-    std::vector<float> x_rev;           // the reverse direction's input, sequences reversed
+    Array w_u, b_u, w_u4;  // W_ih and b_ih in unit-major rows; W_ih in 4-per-unit rows
+    Array x_rev;           // the reverse direction's input, sequences reversed
     BufferPtr xp, h, state_out, dh, delta;
     std::vector<GateStorePtr> stores;  // one per group
     explicit Unit(const StackConfig& c) : maps(c.cell, c.hidden) {}
@@ -95,7 +95,7 @@ struct RnnStack::Impl {
   std::vector<int> rev;     // [S] packed (t,b) -> packed (len_b-1-t, b)
   std::vector<int> prev;    // [S] packed (t,b) -> packed (t-1, b) or -1
   std::vector<int> last;    // [B] packed (len_b-1, b)
-  std::vector<std::vector<float>> x;  // per layer: its packed input [S][I_l]
+  std::vector<Array> x;     // per layer: its packed input [S][I_l]
   bool have_forward = false;
 
   // Banks: which unit each holds (-1: none or stale), its last command and
@@ -108,6 +108,32 @@ struct RnnStack::Impl {
   BufferPtr ready;
   std::vector<std::pair<JobPtr, std::string>> submitted;  // with what they ran, for the trace
 };
+
+namespace {
+
+// A device buffer of `words` floats: the device's own memory when the backend
+// computes on any host memory (or never touches the buffer: `backend` null),
+// else the backend's memory registered with the device, which the returned
+// pointer keeps alive (registration dropped first, then the memory).
+BufferPtr device_buffer(Device& dev, Backend* backend, size_t words, Access access,
+                        const std::string& name) {
+  if (!backend || !backend->needs_own_memory()) return dev.alloc(words, access, name);
+  struct Held {
+    std::shared_ptr<float> memory;
+    BufferPtr buffer;
+  };
+  auto held = std::make_shared<Held>();
+  held->memory = backend->allocate(words);
+  held->buffer = dev.register_memory(held->memory.get(), words, access, name);
+  return BufferPtr(held, held->buffer.get());
+}
+
+void ensure(Device& dev, Backend* backend, BufferPtr& b, size_t words, Access access,
+            const std::string& name) {
+  if (!b || b->size() != words) b = device_buffer(dev, backend, words, access, name);
+}
+
+}  // namespace
 
 RnnStack::RnnStack(const StackConfig& config, Device& device, Backend& backend, Trace* trace)
     : cfg_(config), dev_(device), be_(backend), trace_(trace), impl_(std::make_unique<Impl>()) {
@@ -123,7 +149,8 @@ RnnStack::RnnStack(const StackConfig& config, Device& device, Backend& backend, 
       for (const auto& [name, shape] : shapes) {
         size_t n = 1;
         for (int64_t s : shape) n *= static_cast<size_t>(s);
-        params_.push_back({name, shape, dev_.alloc(n, Access::kRead, name), std::vector<float>(n, 0.0f)});
+        params_.push_back(
+            {name, shape, device_buffer(dev_, &be_, n, Access::kRead, name), Array(be_, n)});
       }
       impl_->units.emplace_back(cfg_);
     }
@@ -183,7 +210,7 @@ io::TensorList RnnStack::param_tensors(const std::string& prefix) const {
 
 io::TensorList RnnStack::grad_tensors(const std::string& prefix) const {
   io::TensorList out;
-  for (const Param& p : params_) out.push_back({prefix + p.name, {p.shape, p.grad}});
+  for (const Param& p : params_) out.push_back({prefix + p.name, {p.shape, p.grad.to_vector()}});
   return out;
 }
 
@@ -250,10 +277,6 @@ void RnnStack::trace_jobs() {
 }
 
 namespace {
-
-void ensure(Device& dev, BufferPtr& b, size_t words, Access access, const std::string& name) {
-  if (!b || b->size() != words) b = dev.alloc(words, access, name);
-}
 
 // Opens an input gate up to `steps` ready steps (the device reads the word as it runs).
 void publish(const BufferRef& ready, uint32_t steps) {
@@ -325,18 +348,22 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
   std::fill(m.bank_unit.begin(), m.bank_unit.end(), -1);
 
   const size_t gates_per_unit = m.groups.size();
-  ensure(dev_, m.ready, static_cast<size_t>(L) * D * gates_per_unit, Access::kRead, "ready");
+  ensure(dev_, nullptr, m.ready, static_cast<size_t>(L) * D * gates_per_unit, Access::kRead,
+         "ready");
   const int chunks = std::min(cfg_.gemm_chunks, steps);
   StackOutput out;
-  out.h_n.assign(static_cast<size_t>(L) * D * batch * H, 0.0f);
-  if (cfg_.cell == CellKind::kLstm) out.c_n.assign(out.h_n.size(), 0.0f);
-  m.x.assign(static_cast<size_t>(L), {});
+  Array h_n(be_, static_cast<size_t>(L) * D * batch * H);
+  if (cfg_.cell == CellKind::kLstm) out.c_n.assign(h_n.size(), 0.0f);
+  m.x.clear();
+  m.x.resize(static_cast<size_t>(L));
   {
     Trace::Scope t(trace_, "compute", "pack x");
-    m.x[0].resize(static_cast<size_t>(m.S) * cfg_.input);
-    be_.copy_rows(x.data(), cfg_.input, m.x[0].data(), cfg_.input, m.S, cfg_.input, m.pack.data(), 0.0f);
+    const Array x_padded(be_, x);
+    m.x[0].resize(be_, static_cast<size_t>(m.S) * cfg_.input);
+    be_.copy_rows(x_padded.data(), cfg_.input, m.x[0].data(), cfg_.input, m.S, cfg_.input,
+                  m.pack.data(), 0.0f);
   }
-  std::vector<float> y;  // the current layer's packed output [S][D*H]
+  Array y;  // the current layer's packed output [S][D*H]
   for (int l = 0; l < L; ++l) {
     const int in = l == 0 ? cfg_.input : D * H;
     std::vector<JobPtr> jobs;
@@ -345,9 +372,10 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
       Impl::Unit& u = m.units[static_cast<size_t>(i)];
       const Param& w_ih = params_[static_cast<size_t>(4 * i)];
       const Param& b_ih = params_[static_cast<size_t>(4 * i + 2)];
-      ensure(dev_, u.xp, static_cast<size_t>(m.S) * G * H, Access::kRead, "xp");
-      ensure(dev_, u.h, static_cast<size_t>(m.S) * H, Access::kWrite, "h");
-      ensure(dev_, u.state_out, static_cast<size_t>(batch) * H * SW, Access::kWrite, "state_out");
+      ensure(dev_, &be_, u.xp, static_cast<size_t>(m.S) * G * H, Access::kRead, "xp");
+      ensure(dev_, &be_, u.h, static_cast<size_t>(m.S) * H, Access::kWrite, "h");
+      ensure(dev_, nullptr, u.state_out, static_cast<size_t>(batch) * H * SW, Access::kWrite,
+             "state_out");
       // The unit's weights into a bank, then its FORWARDs (one per group),
       // each gated on a ready-steps word: it reads step t's xp once the word
       // is above t.
@@ -380,13 +408,13 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
         std::optional<Trace::Scope> prep(std::in_place, trace_, "compute", gemm + ", weights");
         const float* xin = m.x[static_cast<size_t>(l)].data();
         if (d == 1) {
-          u.x_rev.resize(static_cast<size_t>(m.S) * in);
+          u.x_rev.resize(be_, static_cast<size_t>(m.S) * in);
           be_.copy_rows(xin, in, u.x_rev.data(), in, m.S, in, m.rev.data(), 0.0f);
           xin = u.x_rev.data();
         }
-        u.w_u.resize(static_cast<size_t>(G) * H * in);
-        u.w_u4.resize(static_cast<size_t>(4) * H * in);
-        u.b_u.resize(static_cast<size_t>(G) * H);
+        u.w_u.resize(be_, static_cast<size_t>(G) * H * in);
+        u.w_u4.resize(be_, static_cast<size_t>(4) * H * in);
+        u.b_u.resize(be_, static_cast<size_t>(G) * H);
         be_.copy_rows(w_ih.data(), in, u.w_u.data(), in, G * H, in, u.maps.to_unit.data(), 0.0f);
         be_.copy_rows(w_ih.data(), in, u.w_u4.data(), in, 4 * H, in, u.maps.to_unit4.data(), 0.0f);
         be_.copy_rows(b_ih.data(), 1, u.b_u.data(), 1, G * H, 1, u.maps.to_unit.data(), 0.0f);
@@ -417,14 +445,14 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
     // The next layer's weights go into a free bank while this layer runs.
     if (l + 1 < L) preload((l + 1) * D);
     const size_t per_unit = m.groups.size();
-    std::vector<float> next(static_cast<size_t>(m.S) * D * H);
+    Array next(be_, static_cast<size_t>(m.S) * D * H);
     for (int d = 0; d < D; ++d) {
       const int i = l * D + d;
       Impl::Unit& u = m.units[static_cast<size_t>(i)];
       for (size_t k = 0; k < per_unit; ++k) wait_job(jobs[static_cast<size_t>(d) * per_unit + k]);
       Trace::Scope t(trace_, "compute", "collect h l" + std::to_string(l));
       be_.copy_rows(u.h->data(), H, next.data() + d * H, D * H, m.S, H, d ? m.rev.data() : nullptr, 0.0f);
-      float* hn = out.h_n.data() + static_cast<size_t>(i) * batch * H;
+      float* hn = h_n.data() + static_cast<size_t>(i) * batch * H;
       be_.copy_rows(u.h->data(), H, hn, H, batch, H, m.last.data(), 0.0f);
       // c from each group's final states, which come in the group's end order.
       if (cfg_.cell == CellKind::kLstm) {
@@ -442,8 +470,12 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
     if (l + 1 < L) m.x[static_cast<size_t>(l + 1)] = std::move(next);
     else y = std::move(next);
   }
-  out.y.assign(static_cast<size_t>(steps) * batch * D * H, 0.0f);
-  be_.copy_rows(y.data(), D * H, out.y.data(), D * H, steps * batch, D * H, m.unpack.data(), 0.0f);
+  Array y_padded(be_, static_cast<size_t>(steps) * batch * D * H);
+  be_.copy_rows(y.data(), D * H, y_padded.data(), D * H, steps * batch, D * H, m.unpack.data(),
+                0.0f);
+  be_.synchronize();
+  out.y = y_padded.to_vector();
+  out.h_n = h_n.to_vector();
   m.have_forward = true;
   trace_jobs();
   return out;
@@ -458,8 +490,12 @@ std::vector<float> RnnStack::backward(const std::vector<float>& dy) {
     throw std::invalid_argument("backward: dy has " + std::to_string(dy.size()) + " values, (T, B, D*H) needs " +
                                 std::to_string(static_cast<size_t>(T) * B * D * H));
   }
-  std::vector<float> dy_packed(static_cast<size_t>(m.S) * D * H);
-  be_.copy_rows(dy.data(), D * H, dy_packed.data(), D * H, m.S, D * H, m.pack.data(), 0.0f);
+  Array dy_packed(be_, static_cast<size_t>(m.S) * D * H);
+  {
+    const Array dy_padded(be_, dy);
+    be_.copy_rows(dy_padded.data(), D * H, dy_packed.data(), D * H, m.S, D * H, m.pack.data(),
+                  0.0f);
+  }
 
   // The weight gradients of one layer-direction, from its delta.
   auto weight_grads = [&](int l) {
@@ -470,8 +506,8 @@ std::vector<float> RnnStack::backward(const std::vector<float>& dy) {
       Trace::Scope t(trace_, "compute", "gradient GEMMs l" + std::to_string(l) + (d ? " reverse" : ""));
       const float* delta = u.delta->data();
       const float* xin = d ? u.x_rev.data() : m.x[static_cast<size_t>(l)].data();
-      std::vector<float> g4(static_cast<size_t>(4) * H * std::max(in, H)), h_prev(static_cast<size_t>(m.S) * H),
-          sums(static_cast<size_t>(4) * H);
+      Array g4(be_, static_cast<size_t>(4) * H * std::max(in, H));
+      Array h_prev(be_, static_cast<size_t>(m.S) * H), sums(be_, static_cast<size_t>(4) * H);
       Param* p = &params_[static_cast<size_t>(4 * i)];
       be_.gemm(true, false, 4 * H, in, m.S, 1.0f, delta, 4 * H, xin, in, 0.0f, g4.data(), in);
       be_.copy_rows(g4.data(), in, p[0].grad.data(), in, G * H, in, u.maps.grad_ih.data(), 0.0f);
@@ -484,7 +520,7 @@ std::vector<float> RnnStack::backward(const std::vector<float>& dy) {
     }
   };
 
-  std::vector<float> dx_packed;
+  Array dx_packed;
   int pending = -1;  // the layer whose weight gradients are still to compute
   for (int l = L - 1; l >= 0; --l) {
     const int in = l == 0 ? cfg_.input : D * H;
@@ -492,8 +528,9 @@ std::vector<float> RnnStack::backward(const std::vector<float>& dy) {
     for (int d = 0; d < D; ++d) {
       const int i = l * D + d;
       Impl::Unit& u = m.units[static_cast<size_t>(i)];
-      ensure(dev_, u.dh, static_cast<size_t>(m.S) * H, Access::kRead, "dh");
-      ensure(dev_, u.delta, static_cast<size_t>(m.S) * kDeltaWords * H, Access::kWrite, "delta");
+      ensure(dev_, &be_, u.dh, static_cast<size_t>(m.S) * H, Access::kRead, "dh");
+      ensure(dev_, &be_, u.delta, static_cast<size_t>(m.S) * kDeltaWords * H, Access::kWrite,
+             "delta");
       {
         Trace::Scope t(trace_, "compute", "dh l" + std::to_string(l));
         be_.copy_rows(dy_packed.data() + d * H, D * H, u.dh->data(), H, m.S, H, d ? m.rev.data() : nullptr, 0.0f);
@@ -516,7 +553,7 @@ std::vector<float> RnnStack::backward(const std::vector<float>& dy) {
     if (l > 0) preload((l - 1) * D);
     // The layer above's weight gradients while the device runs this layer's BACKWARD.
     if (pending >= 0) weight_grads(pending);
-    dx_packed.assign(static_cast<size_t>(m.S) * in, 0.0f);
+    dx_packed = Array(be_, static_cast<size_t>(m.S) * in);
     for (int d = 0; d < D; ++d) {
       const int i = l * D + d;
       Impl::Unit& u = m.units[static_cast<size_t>(i)];
@@ -527,20 +564,22 @@ std::vector<float> RnnStack::backward(const std::vector<float>& dy) {
         be_.gemm(false, false, m.S, in, 4 * H, 1.0f, u.delta->data(), 4 * H, u.w_u4.data(), in, 0.0f,
                  dx_packed.data(), in);
       } else {
-        std::vector<float> tmp(static_cast<size_t>(m.S) * in);
+        Array tmp(be_, static_cast<size_t>(m.S) * in);
         be_.gemm(false, false, m.S, in, 4 * H, 1.0f, u.delta->data(), 4 * H, u.w_u4.data(), in, 0.0f, tmp.data(),
                  in);
         be_.copy_rows(tmp.data(), in, dx_packed.data(), in, m.S, in, m.rev.data(), 1.0f);
       }
     }
     pending = l;
-    dy_packed = dx_packed;
+    dy_packed = std::move(dx_packed);
   }
   weight_grads(pending);
-  std::vector<float> dx(static_cast<size_t>(T) * B * cfg_.input);
-  be_.copy_rows(dx_packed.data(), cfg_.input, dx.data(), cfg_.input, T * B, cfg_.input, m.unpack.data(), 0.0f);
+  Array dx(be_, static_cast<size_t>(T) * B * cfg_.input);
+  be_.copy_rows(dy_packed.data(), cfg_.input, dx.data(), cfg_.input, T * B, cfg_.input,
+                m.unpack.data(), 0.0f);
+  be_.synchronize();
   trace_jobs();
-  return dx;
+  return dx.to_vector();
 }
 
 }  // namespace farnn::train

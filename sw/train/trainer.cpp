@@ -71,7 +71,7 @@ struct Trainer::Batch {
   int steps = 0, size = 0;
   std::vector<int> rows;     // padded (t, b) rows the loss reads
   std::vector<int> targets;  // the dataset's target row of each
-  std::vector<float> y_rows, logits, dlogits;
+  Array y_rows, logits, dlogits;
 };
 
 Trainer::Trainer(const TrainConfig& config, Device& device, Backend& backend, Trace* trace)
@@ -81,16 +81,17 @@ Trainer::Trainer(const TrainConfig& config, Device& device, Backend& backend, Tr
   const size_t F = static_cast<size_t>(cfg_.stack.output()), O = static_cast<size_t>(cfg_.outputs);
   std::mt19937_64 rng(cfg_.seed ^ 0x9e3779b97f4a7c15ull);
   const double k = 1.0 / std::sqrt(static_cast<double>(F));
-  head_w_.resize(O * F);
-  head_b_.resize(O);
+  head_w_.resize(be_, O * F);
+  head_b_.resize(be_, O);
   for (float& w : head_w_) w = static_cast<float>(k * (2 * golden::uniform01(rng) - 1));
   for (float& b : head_b_) b = static_cast<float>(k * (2 * golden::uniform01(rng) - 1));
-  head_gw_.assign(O * F, 0.0f);
-  head_gb_.assign(O, 0.0f);
-  for (const Param& p : stack_.params()) m_.emplace_back(p.size(), 0.0f);
-  m_.emplace_back(O * F, 0.0f);
-  m_.emplace_back(O, 0.0f);
-  v_ = m_;
+  head_gw_.resize(be_, O * F);
+  head_gb_.resize(be_, O);
+  for (auto* state : {&m_, &v_}) {
+    for (const Param& p : stack_.params()) state->emplace_back(be_, p.size());
+    state->emplace_back(be_, O * F);
+    state->emplace_back(be_, O);
+  }
 }
 
 void Trainer::check_dataset(const Dataset& d, const std::string& source) const {
@@ -167,31 +168,40 @@ double Trainer::forward_loss(const Dataset& d, const std::vector<int>& index, bo
     }
   }
   const int R = static_cast<int>(b.rows.size());
-  b.y_rows.resize(static_cast<size_t>(R) * F);
-  be_.copy_rows(out.y.data(), F, b.y_rows.data(), F, R, F, b.rows.data(), 0.0f);
-  b.logits.resize(static_cast<size_t>(R) * O);
+  // The rows the loss reads and their targets, gathered by the host into the
+  // backend's memory.
+  const auto gather = [R](const std::vector<float>& from, const std::vector<int>& rows,
+                          size_t width, Array& to) {
+    for (int r = 0; r < R; ++r)
+      std::copy_n(&from[static_cast<size_t>(rows[static_cast<size_t>(r)]) * width], width,
+                  to.data() + static_cast<size_t>(r) * width);
+  };
+  b.y_rows.resize(be_, static_cast<size_t>(R) * F);
+  gather(out.y, b.rows, static_cast<size_t>(F), b.y_rows);
+  b.logits.resize(be_, static_cast<size_t>(R) * O);
   be_.gemm(false, true, R, O, F, 1.0f, b.y_rows.data(), F, head_w_.data(), F, 0.0f, b.logits.data(), O);
   be_.add_row_vector(b.logits.data(), R, O, O, head_b_.data());
-  b.dlogits.resize(b.logits.size());
+  b.dlogits.resize(be_, b.logits.size());
   double loss;
   if (cfg_.loss == "mse") {
-    std::vector<float> target(static_cast<size_t>(R) * O);
-    be_.copy_rows(d.y.data.data(), O, target.data(), O, R, O, b.targets.data(), 0.0f);
+    Array target(be_, static_cast<size_t>(R) * O);
+    gather(d.y.data, b.targets, static_cast<size_t>(O), target);
     loss = be_.mse(b.logits.data(), target.data(), target.size(), b.dlogits.data(), 1.0f);
   } else {
-    std::vector<float> labels(static_cast<size_t>(R));
-    be_.copy_rows(d.y.data.data(), 1, labels.data(), 1, R, 1, b.targets.data(), 0.0f);
+    Array labels(be_, static_cast<size_t>(R));
+    gather(d.y.data, b.targets, 1, labels);
     loss = be_.cross_entropy(b.logits.data(), labels.data(), R, O, b.dlogits.data(), 1.0f / R) / R;
   }
   if (!backward) return loss;
   be_.gemm(true, false, O, F, R, 1.0f, b.dlogits.data(), O, b.y_rows.data(), F, 0.0f, head_gw_.data(), F);
   be_.column_sums(b.dlogits.data(), R, O, O, head_gb_.data(), 0.0f);
-  std::vector<float> dy_rows(static_cast<size_t>(R) * F), dy(static_cast<size_t>(T) * B * F);
+  Array dy_rows(be_, static_cast<size_t>(R) * F), dy(be_, static_cast<size_t>(T) * B * F);
   be_.gemm(false, false, R, F, O, 1.0f, b.dlogits.data(), O, head_w_.data(), F, 0.0f, dy_rows.data(), F);
   std::vector<int> inverse(static_cast<size_t>(T) * B, -1);
   for (int r = 0; r < R; ++r) inverse[static_cast<size_t>(b.rows[static_cast<size_t>(r)])] = r;
   be_.copy_rows(dy_rows.data(), F, dy.data(), F, T * B, F, inverse.data(), 0.0f);
-  stack_.backward(dy);
+  be_.synchronize();
+  stack_.backward(dy.to_vector());
   return loss;
 }
 
@@ -237,8 +247,8 @@ double Trainer::evaluate(const Dataset& data, const std::vector<int>& index) {
 io::TensorList Trainer::state() const {
   io::TensorList s = stack_.param_tensors();
   const int64_t O = cfg_.outputs, F = cfg_.stack.output();
-  s.push_back({"head.weight", {{O, F}, head_w_}});
-  s.push_back({"head.bias", {{O}, head_b_}});
+  s.push_back({"head.weight", {{O, F}, head_w_.to_vector()}});
+  s.push_back({"head.bias", {{O}, head_b_.to_vector()}});
   return s;
 }
 
@@ -255,8 +265,8 @@ void Trainer::load_state(const io::TensorList& tensors, const std::string& sourc
                                 " do not fit " + std::to_string(cfg_.outputs) + " outputs from " +
                                 std::to_string(cfg_.stack.output()) + " features");
   }
-  head_w_ = w.data;
-  head_b_ = b.data;
+  std::copy(w.data.begin(), w.data.end(), head_w_.begin());
+  std::copy(b.data.begin(), b.data.end(), head_b_.begin());
 }
 
 void write_loss_svg(const std::string& path, const std::vector<double>& losses, const std::string& title) {

@@ -61,6 +61,18 @@ expect "targets have shape (4, 3, 3), expected (4, 3, 2)" train --hidden 4 --x "
 expect "--lr must be a positive number" train --hidden 4 --task sine --lr -1 --checkpoint "$tmp/out.st"
 expect "--gemm-chunks: Value 0 not in range 1 to 65535" train --hidden 4 --task sine --gemm-chunks 0 \
   --checkpoint "$tmp/out.st"
-expect "unknown compute backend 'gpu' (this build has: cpu)" train --hidden 4 --task sine --backend gpu \
+expect "unknown compute backend 'gpu' (this build has: cpu" train --hidden 4 --task sine --backend gpu \
   --checkpoint "$tmp/out.st"
+expect "unknown compute backend 'gpu' (this build has: cpu" "${grad[@]}" --hidden 5 --backend gpu
+# --backend cuda where no GPU answers: the build's CUDA backend says what is
+# missing; a build without one names the backends it has.
+if ! nvidia-smi -L >/dev/null 2>&1; then
+  if "$farnn" train --help | grep -q "compute backend: cpu, cuda"; then
+    missing="cuda backend: no"
+  else
+    missing="unknown compute backend 'cuda'"
+  fi
+  expect "$missing" train --hidden 4 --task sine --backend cuda --checkpoint "$tmp/out.st"
+  expect "$missing" "${grad[@]}" --hidden 5 --backend cuda
+fi
 exit $fail

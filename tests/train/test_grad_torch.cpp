@@ -3,7 +3,8 @@
 // within max|a - b| <= 1e-5 * max|b| per tensor, for LSTM and GRU, 1-2
 // layers, uni- and bidirectional, H = 1 up; the same on 1 and 7 PEs, and on
 // devices whose max_batch is below the batch (the stack splits it into
-// commands of at most max_batch slots: B = 3 as 2 + 1, B = 4 as 2 + 2 or 4 x 1).
+// commands of at most max_batch slots: B = 3 as 2 + 1, B = 4 as 2 + 2 or 4 x 1);
+// with every backend under test (forwarding_backend.hpp).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,6 +12,7 @@
 #include <sstream>
 
 #include "farnn/grad.hpp"
+#include "forwarding_backend.hpp"
 
 namespace {
 
@@ -48,19 +50,21 @@ TEST_P(GradTorch, MatchesPyTorch) {
   in.x = io::read_npy(dir + "/x.npy");
   in.dy = io::read_npy(dir + "/dy.npy");
   const io::TensorList expected = io::read_safetensors(dir + "/expected.safetensors");
-  auto backend = make_cpu_backend(1);
-  for (const char* uri : {"model://?pes=4", "model://?pes=1", "model://?pes=7&threads=2",
-                          "model://?pes=4&batch=2", "model://?pes=3&batch=1"}) {
-    auto dev = Device::open(uri);
-    const io::TensorList got = compute_grad(cfg, *dev, *backend, in);
-    ASSERT_EQ(got.size(), expected.size()) << uri;
-    for (const auto& [name, want] : expected) {
-      const io::Tensor& have = io::find_tensor(got, name, "farnn grad");
-      ASSERT_EQ(have.shape, want.shape) << name;
-      const double e = io::max_relative_error(have, want);
-      EXPECT_LE(e, 1e-5) << GetParam() << " " << uri << " " << name << ": max|a-b|/max|b| = " << e;
+  for (const auto& backend : farnn::test::backends_under_test())
+    for (const char* uri : {"model://?pes=4", "model://?pes=1", "model://?pes=7&threads=2",
+                            "model://?pes=4&batch=2", "model://?pes=3&batch=1"}) {
+      SCOPED_TRACE(backend->name());
+      auto dev = Device::open(uri);
+      const io::TensorList got = compute_grad(cfg, *dev, *backend, in);
+      ASSERT_EQ(got.size(), expected.size()) << uri;
+      for (const auto& [name, want] : expected) {
+        const io::Tensor& have = io::find_tensor(got, name, "farnn grad");
+        ASSERT_EQ(have.shape, want.shape) << name;
+        const double e = io::max_relative_error(have, want);
+        EXPECT_LE(e, 1e-5) << GetParam() << " " << uri << " " << name
+                           << ": max|a-b|/max|b| = " << e;
+      }
     }
-  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, GradTorch,

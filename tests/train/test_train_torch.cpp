@@ -4,13 +4,15 @@
 // global norm on and off. Each step's loss and gradient norm (before
 // clipping) within 1e-5 relative, and every parameter after the last step
 // within 1e-5 * max|b| per tensor; on devices that take the batch in one
-// command and in groups of 2.
+// command and in groups of 2, with every backend under test (the CPU backend
+// with memory of its own also on sim://, through registered memory).
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "farnn/trainer.hpp"
+#include "forwarding_backend.hpp"
 
 namespace {
 
@@ -47,26 +49,30 @@ TEST_P(TrainTorch, StepsMatchPyTorch) {
     EXPECT_GT(norms[0], cfg.clip) << GetParam();
   }
   const io::TensorList expected = io::read_safetensors(dir + "/expected.safetensors");
-  for (const char* uri : {"model://?pes=3", "model://?pes=4&batch=2"}) {
-    auto dev = Device::open(uri);
-    auto be = make_cpu_backend(1);
-    Trainer t(cfg, *dev, *be);
-    t.check_dataset(data, dir);
-    t.load_state(io::read_safetensors(dir + "/W.safetensors"), dir);
-    for (size_t s = 0; s < losses.size(); ++s) {
-      const StepStats st = t.step(data, all);
-      EXPECT_NEAR(st.loss, losses[s], 1e-5 * std::abs(losses[s]))
-          << GetParam() << " " << uri << " step " << s;
-      EXPECT_NEAR(st.grad_norm, norms[s], 1e-5 * norms[s])
-          << GetParam() << " " << uri << " step " << s;
-    }
-    const io::TensorList got = t.state();
-    ASSERT_EQ(got.size(), expected.size());
-    for (size_t i = 0; i < got.size(); ++i) {
-      EXPECT_EQ(got[i].first, expected[i].first);
-      const double e = io::max_relative_error(got[i].second, expected[i].second);
-      EXPECT_LE(e, 1e-5) << GetParam() << " " << uri << " " << got[i].first
-                         << ": max|a-b|/max|b| = " << e;
+  for (const auto& be : farnn::test::backends_under_test()) {
+    std::vector<std::string> uris = {"model://?pes=3", "model://?pes=4&batch=2"};
+    if (be->needs_own_memory() && be->name().rfind("cpu", 0) == 0) uris.push_back("sim://");
+    for (const std::string& uri : uris) {
+      SCOPED_TRACE(be->name() + " on " + uri);
+      auto dev = Device::open(uri);
+      Trainer t(cfg, *dev, *be);
+      t.check_dataset(data, dir);
+      t.load_state(io::read_safetensors(dir + "/W.safetensors"), dir);
+      for (size_t s = 0; s < losses.size(); ++s) {
+        const StepStats st = t.step(data, all);
+        EXPECT_NEAR(st.loss, losses[s], 1e-5 * std::abs(losses[s]))
+            << GetParam() << " " << uri << " step " << s;
+        EXPECT_NEAR(st.grad_norm, norms[s], 1e-5 * norms[s])
+            << GetParam() << " " << uri << " step " << s;
+      }
+      const io::TensorList got = t.state();
+      ASSERT_EQ(got.size(), expected.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        EXPECT_EQ(got[i].first, expected[i].first);
+        const double e = io::max_relative_error(got[i].second, expected[i].second);
+        EXPECT_LE(e, 1e-5) << GetParam() << " " << uri << " " << got[i].first
+                           << ": max|a-b|/max|b| = " << e;
+      }
     }
   }
 }

@@ -14,6 +14,7 @@
 #include <set>
 
 #include "farnn/trainer.hpp"
+#include "forwarding_backend.hpp"
 
 namespace {
 
@@ -254,47 +255,17 @@ std::string gemm_line(bool ta, bool tb, int m, int n, int k) {
          std::to_string(n) + " " + std::to_string(k);
 }
 
-class LoggedBackend : public Backend {
+class LoggedBackend : public farnn::test::ForwardingBackend {
  public:
-  LoggedBackend(Backend& be, HostLog& log) : be_(be), log_(log) {}
-  std::string name() const override { return be_.name(); }
-  void gemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda,
-            const float* b, int ldb, float beta, float* c, int ldc) override {
+  LoggedBackend(Backend& be, HostLog& log) : ForwardingBackend(be), log_(log) {}
+
+ protected:
+  void on_gemm(bool ta, bool tb, int m, int n, int k) override {
     log_.lines.push_back(gemm_line(ta, tb, m, n, k));
     if (log_.on_gemm) log_.on_gemm();
-    be_.gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
-  void copy_rows(const float* src, int ss, float* dst, int ds, int rows, int cols, const int* index,
-                 float beta) override {
-    be_.copy_rows(src, ss, dst, ds, rows, cols, index, beta);
-  }
-  void add_row_vector(float* c, int rows, int cols, int ldc, const float* bias) override {
-    be_.add_row_vector(c, rows, cols, ldc, bias);
-  }
-  void column_sums(const float* a, int rows, int cols, int lda, float* out, float beta) override {
-    be_.column_sums(a, rows, cols, lda, out, beta);
-  }
-  double sum_squares(const float* x, size_t n) override { return be_.sum_squares(x, n); }
-  void scale(float* x, size_t n, float f) override { be_.scale(x, n, f); }
-  void sgd_step(float* p, const float* g, float* buf, size_t n, const SgdConfig& c,
-                bool first) override {
-    be_.sgd_step(p, g, buf, n, c, first);
-  }
-  void adam_step(float* p, const float* g, float* m, float* v, size_t n, const AdamConfig& c,
-                 long step) override {
-    be_.adam_step(p, g, m, v, n, c, step);
-  }
-  double mse(const float* y, const float* t, size_t n, float* dy, float s) override {
-    return be_.mse(y, t, n, dy, s);
-  }
-  double cross_entropy(const float* l, const float* y, int rows, int classes, float* dy,
-                       float s) override {
-    return be_.cross_entropy(l, y, rows, classes, dy, s);
-  }
-  void synchronize() override { be_.synchronize(); }
 
  private:
-  Backend& be_;
   HostLog& log_;
 };
 

@@ -130,7 +130,15 @@ int cmd_info(const std::string& uri) {
   return 0;
 }
 
-int cmd_grad(const ModelFlags& m, const std::string& uri, const std::string& fault, const std::string& weights, const std::string& input,
+// "cpu, cuda": the compute backends of this build.
+std::string backend_list() {
+  std::string s;
+  for (const std::string& n : backend_names()) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+int cmd_grad(const ModelFlags& m, const std::string& uri, const std::string& fault,
+             const std::string& backend_name, const std::string& weights, const std::string& input,
              const std::string& grad_output, const std::string& lengths, const std::string& out) {
   GradInputs in;
   in.weights = io::read_safetensors(weights);
@@ -148,8 +156,8 @@ int cmd_grad(const ModelFlags& m, const std::string& uri, const std::string& fau
       }
     }
   }
+  auto backend = make_backend(backend_name);
   auto dev = open_device(uri, fault);
-  auto backend = make_cpu_backend();
   const io::TensorList result = compute_grad(m.config(1), *dev, *backend, in);
   io::write_safetensors(out, result);
   std::printf("farnn grad: %zu tensors -> %s\n", result.size(), out.c_str());
@@ -297,6 +305,8 @@ int main(int argc, char** argv) {
   grad->add_option("--out", out, "results (.safetensors)")->required();
   grad->add_option("--device", uri, "device URI");
   grad->add_option("--fault", fault, "inject KIND[:AFTER[:STALL_US]] (sim:// only)");
+  std::string grad_backend = "cpu";
+  grad->add_option("--backend", grad_backend, "compute backend: " + backend_list());
   gm.add(*grad, true);
 
   std::string a_path, b_path;
@@ -327,7 +337,7 @@ int main(int argc, char** argv) {
   tr->add_option("--batch", tc.batch, "sequences per step")->check(CLI::PositiveNumber);
   tr->add_option("--epochs", tc.epochs, "passes over the data")->check(CLI::PositiveNumber);
   tr->add_option("--seed", tc.seed, "initialisation, data and shuffling seed");
-  tr->add_option("--backend", tf.backend, "compute backend: cpu");
+  tr->add_option("--backend", tf.backend, "compute backend: " + backend_list());
   tr->add_option("--threads", tf.threads, "compute backend threads (0: all cores)");
   tr->add_option("--device", uri, "device URI");
   tr->add_option("--checkpoint", tf.checkpoint, "parameters after every epoch (.safetensors)");
@@ -344,7 +354,8 @@ int main(int argc, char** argv) {
   try {
     if (*info) return cmd_info(uri);
     if (*selftest) return cmd_selftest(uri, fault);
-    if (*grad) return cmd_grad(gm, uri, fault, weights, input, grad_output, lengths, out);
+    if (*grad)
+      return cmd_grad(gm, uri, fault, grad_backend, weights, input, grad_output, lengths, out);
     if (*compare) return cmd_compare(a_path, b_path, rtol);
     if (*tr) return cmd_train(tm, tc, tf, uri);
   } catch (const std::exception& e) {

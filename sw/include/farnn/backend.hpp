@@ -3,15 +3,21 @@
 // the optimizer update). The trainer calls only this interface; the device
 // (farnn/device.hpp) runs the recurrence.
 //
-// Operands are float32 arrays in the backend's memory, row-major with an
-// explicit row stride (leading dimension). The CPU backend's memory is host
-// memory, so the trainer can hand the same arrays to a Device as registered
-// buffers.
+// Operands are float32 arrays in the backend's memory (allocate(); Array),
+// row-major with an explicit row stride (leading dimension); index arrays and
+// scalars are host memory. The host reads and writes the backend's memory
+// directly once synchronize() has returned. The CPU backend's memory is host
+// memory, so the device's own buffers serve as operands too; a backend whose
+// memory is its own (CUDA: managed memory) needs every device buffer it
+// touches allocated by it and registered with the device
+// (Device::register_memory), which the trainer does when
+// needs_own_memory() says so.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -33,6 +39,13 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string name() const = 0;
+
+  // n zero floats of the backend's memory, freed with the last pointer to it.
+  virtual std::shared_ptr<float> allocate(size_t n) = 0;
+  // true: operands must be allocate()d memory (a device buffer the backend
+  // touches is then such memory, registered with the device); false: any host
+  // memory will do.
+  virtual bool needs_own_memory() const { return false; }
 
   // C[m][n] = alpha * op(A) op(B) + beta * C, op(X) = X or X^T; row-major with
   // leading dimensions lda, ldb, ldc (as cblas_sgemm with CblasRowMajor).
@@ -66,13 +79,57 @@ class Backend {
   virtual void synchronize() = 0;
 };
 
+// A float array in a backend's memory: what the backend's calls take as
+// operands, and vector-like for the host between them.
+class Array {
+ public:
+  Array() = default;
+  Array(Backend& backend, size_t n) { resize(backend, n); }  // n zeros
+  Array(Backend& backend, const std::vector<float>& values);
+  // Moves only: a copy would share the memory.
+  Array(Array&&) = default;
+  Array& operator=(Array&&) = default;
+  Array(const Array&) = delete;
+  Array& operator=(const Array&) = delete;
+  float* data() { return mem_.get(); }
+  const float* data() const { return mem_.get(); }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  float& operator[](size_t i) { return mem_.get()[i]; }
+  const float& operator[](size_t i) const { return mem_.get()[i]; }
+  float* begin() { return data(); }
+  float* end() { return data() + size_; }
+  const float* begin() const { return data(); }
+  const float* end() const { return data() + size_; }
+  // n zeros in `backend`'s memory; an array that holds n floats of that
+  // backend already keeps its memory and values.
+  void resize(Backend& backend, size_t n);
+  void fill(float value);
+  std::vector<float> to_vector() const { return {begin(), end()}; }
+  // The memory, for a device buffer registered over it to keep alive.
+  const std::shared_ptr<float>& memory() const { return mem_; }
+
+ private:
+  const Backend* backend_ = nullptr;
+  std::shared_ptr<float> mem_;
+  size_t size_ = 0;
+};
+
 // Eigen, multithreaded over the GEMMs (`threads` <= 0: all cores).
 std::unique_ptr<Backend> make_cpu_backend(int threads = 0);
 
-// The backends this build has, by the name `farnn train --backend` takes.
+// A backend this build has that this machine cannot run (no GPU, no driver);
+// the message says what is missing.
+class BackendUnavailable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The backends this build has, by the name `farnn train --backend` takes:
+// cpu, and cuda when the CUDA toolkit was found at configure time.
 std::vector<std::string> backend_names();
 // The backend called `name` (std::invalid_argument listing backend_names()
-// for any other name).
+// for any other name; BackendUnavailable when this machine cannot run it).
 std::unique_ptr<Backend> make_backend(const std::string& name, int threads = 0);
 
 }  // namespace farnn::train

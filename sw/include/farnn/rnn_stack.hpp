@@ -55,8 +55,8 @@ struct StackConfig {
 struct Param {
   std::string name;
   std::vector<int64_t> shape;
-  BufferPtr value;          // device-registered (the recurrent weights are LOADed from it)
-  std::vector<float> grad;  // same size
+  BufferPtr value;  // device-registered (the recurrent weights are LOADed from it), backend memory
+  Array grad;       // same size
   size_t size() const { return value->size(); }
   float* data() const { return value->data(); }
 };

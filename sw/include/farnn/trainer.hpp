@@ -78,9 +78,9 @@ class Trainer {
   Backend& be_;
   Trace* trace_;
   RnnStack stack_;
-  std::vector<float> head_w_, head_b_, head_gw_, head_gb_;
+  Array head_w_, head_b_, head_gw_, head_gb_;
   // Optimizer state per parameter (stack params, then head weight, head bias).
-  std::vector<std::vector<float>> m_, v_;
+  std::vector<Array> m_, v_;
   long steps_ = 0;
 };
 
