@@ -140,7 +140,7 @@ Fd open_vfio_node(const std::string& path) {
 }
 
 #ifdef FARNN_HAVE_CUDA
-// Throws when `ptr` is GPU memory. The CUDA driver is asked only if this
+// Throws when `ptr` is GPU memory or CUDA managed memory. The CUDA driver is asked only if this
 // process has loaded it already (RTLD_NOLOAD): without it there is no GPU
 // memory here, and this library needs no libcuda to link or to run.
 void refuse_gpu_memory(const void* ptr, const std::string& name) {
@@ -148,12 +148,21 @@ void refuse_gpu_memory(const void* ptr, const std::string& name) {
   if (!cuda) return;
   const auto get_attribute =
       reinterpret_cast<decltype(&cuPointerGetAttribute)>(dlsym(cuda, "cuPointerGetAttribute"));
-  unsigned int type = 0;
+  unsigned int type = 0, managed = 0;
+  const auto address = reinterpret_cast<CUdeviceptr>(ptr);
   const bool gpu = get_attribute &&
-                   get_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                                 reinterpret_cast<CUdeviceptr>(ptr)) == CUDA_SUCCESS &&
+                   get_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address) == CUDA_SUCCESS &&
                    type == CU_MEMORYTYPE_DEVICE;
+  const bool migrating =
+      get_attribute &&
+      get_attribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, address) == CUDA_SUCCESS && managed;
   dlclose(cuda);
+  if (migrating) {
+    throw DeviceError("map_foreign('" + name + "'): " + hex(reinterpret_cast<uintptr_t>(ptr)) +
+                      " is CUDA managed memory (the cuda compute backend's), whose pages move "
+                      "between the GPU and the host, so the card cannot hold a mapping of them. "
+                      "Train on pcie:// with --backend cpu until the GPU memory path exists");
+  }
   if (gpu) {
     throw DeviceError(
         "map_foreign('" + name + "'): " + hex(reinterpret_cast<uintptr_t>(ptr)) +
