@@ -150,9 +150,10 @@ void refuse_gpu_memory(const void* ptr, const std::string& name) {
       reinterpret_cast<decltype(&cuPointerGetAttribute)>(dlsym(cuda, "cuPointerGetAttribute"));
   unsigned int type = 0, managed = 0;
   const auto address = reinterpret_cast<CUdeviceptr>(ptr);
-  const bool gpu = get_attribute &&
-                   get_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address) == CUDA_SUCCESS &&
-                   type == CU_MEMORYTYPE_DEVICE;
+  const bool gpu =
+      get_attribute &&
+      get_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address) == CUDA_SUCCESS &&
+      type == CU_MEMORYTYPE_DEVICE;
   const bool migrating =
       get_attribute &&
       get_attribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, address) == CUDA_SUCCESS && managed;
