@@ -6,7 +6,8 @@
 // backward, and a plain SGD update - exactly what the trainer runs for
 // `farnn train`. Per configuration it reports:
 //   cpu:    measured on this machine: model:// (the bit-accurate engine model
-//           as the device) with the CPU backend, wall time per step, split into
+//           as the device) with the CPU backend (--backend cuda: the CUDA
+//           backend, on a GPU machine), wall time per step, split into
 //           host compute (backend GEMMs, layout moves, head, update) and the
 //           time the host waited for the device;
 //   hybrid: projected for a card: device commands from the cycle model
@@ -56,6 +57,7 @@ struct Options {
   std::string link = "gen3x16";
   std::string design_point = "given on the command line";
   std::string json_path = "bench_train.json";
+  std::string backend = "cpu";
 };
 
 engine::Cell engine_cell(const std::string& cell) { return cell == "lstm" ? engine::Cell::kLstm : engine::Cell::kGru; }
@@ -87,7 +89,7 @@ json measure_cpu(const Options& o, const std::string& cell, int H, int B, int th
   const int pes = o.pes > 0 ? o.pes : 4;
   auto dev = Device::open("model://?pes=" + std::to_string(pes) + "&hidden=" + std::to_string(H) +
                           "&batch=" + std::to_string(B) + "&threads=" + std::to_string(threads));
-  auto backend = train::make_cpu_backend(threads);
+  auto backend = train::make_backend(o.backend, threads);
   train::Trace trace;
   train::Trainer trainer(cfg, *dev, *backend, &trace);
   trainer.step(data, index);  // warm-up: allocations, first LOAD
@@ -106,7 +108,8 @@ json measure_cpu(const Options& o, const std::string& cell, int H, int B, int th
   for (size_t i = first_event; i < ev.size(); ++i)
     if (ev[i].lane == "host") wait_us += ev[i].duration_us;
   const double step_ms = 1e3 * elapsed / n, wait_ms = wait_us / 1e3 / n;
-  return {{"steps_measured", n},
+  return {{"backend", backend->name()},
+          {"steps_measured", n},
           {"step_ms", step_ms},
           {"device_wait_ms", wait_ms},
           {"host_compute_ms", step_ms - wait_ms}};
@@ -195,6 +198,7 @@ int main(int argc, char** argv) {
   app.add_option("--link", o.link, "host link preset")->check(CLI::IsMember(sim::PcieLink::preset_names()));
   app.add_option("--design-point", o.design_point, "where --pes and --clock-mhz come from (recorded in the JSON)");
   app.add_option("--json", o.json_path, "output file");
+  app.add_option("--backend", o.backend, "compute backend of the measured path (cpu, or cuda on a GPU machine)");
   CLI11_PARSE(app, argc, argv);
   const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 
