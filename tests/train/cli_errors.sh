@@ -75,4 +75,10 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
   expect "$missing" train --hidden 4 --task sine --backend cuda --checkpoint "$tmp/out.st"
   expect "$missing" "${grad[@]}" --hidden 5 --backend cuda
 fi
+# A run that fails after an epoch: the checkpoint written after the last good
+# epoch stays, and the error says which epoch it holds.
+expect "keeps the state after epoch 1 of 4" train --task sine --hidden 4 --samples 8 --batch 8 --epochs 4 \
+  --optimizer sgd --momentum 0 --clip 0 --lr 1e30 --checkpoint "$tmp/kept.safetensors"
+if [ -s "$tmp/kept.safetensors" ]; then echo "ok: the last good checkpoint stays"; else
+  echo "FAIL: no checkpoint after a failure in epoch 2"; fail=1; fi
 exit $fail

@@ -235,30 +235,47 @@ int cmd_train(const ModelFlags& m, TrainConfig cfg, const TrainFlags& f, const s
   std::vector<double> losses;
   std::string csv = "step,epoch,loss,grad_norm\n";
   const auto start = std::chrono::steady_clock::now();
-  for (int epoch = 1; epoch <= cfg.epochs; ++epoch) {
-    std::shuffle(order.begin(), order.end(), rng);
-    double sum = 0;
-    for (int k = 0; k < per_epoch; ++k) {
-      const std::vector<int> idx(order.begin() + k * cfg.batch, order.begin() + std::min(N, (k + 1) * cfg.batch));
-      const StepStats st = trainer.step(data, idx);
-      losses.push_back(st.loss);
-      sum += st.loss;
-      csv += std::to_string(losses.size()) + "," + std::to_string(epoch) + "," + std::to_string(st.loss) + "," +
-             std::to_string(st.grad_norm) + "\n";
-      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (tty) {
-        const int width = 30, done = (k + 1) * width / per_epoch;
-        std::printf("\repoch %d/%d [%s%s] loss %.5f  %.1f steps/s ", epoch, cfg.epochs, std::string(done, '#').c_str(),
-                    std::string(width - done, '.').c_str(), st.loss, losses.size() / secs);
-        std::fflush(stdout);
+  // The checkpoint is rewritten after every epoch; should a later epoch fail,
+  // the error says which epoch's state it holds.
+  int saved_epoch = 0;
+  try {
+    for (int epoch = 1; epoch <= cfg.epochs; ++epoch) {
+      std::shuffle(order.begin(), order.end(), rng);
+      double sum = 0;
+      for (int k = 0; k < per_epoch; ++k) {
+        const std::vector<int> idx(order.begin() + k * cfg.batch,
+                                   order.begin() + std::min(N, (k + 1) * cfg.batch));
+        const StepStats st = trainer.step(data, idx);
+        losses.push_back(st.loss);
+        sum += st.loss;
+        csv += std::to_string(losses.size()) + "," + std::to_string(epoch) + "," +
+               std::to_string(st.loss) + "," + std::to_string(st.grad_norm) + "\n";
+        const double secs =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (tty) {
+          const int width = 30, done = (k + 1) * width / per_epoch;
+          std::printf("\repoch %d/%d [%s%s] loss %.5f  %.1f steps/s ", epoch, cfg.epochs,
+                      std::string(done, '#').c_str(), std::string(width - done, '.').c_str(),
+                      st.loss, losses.size() / secs);
+          std::fflush(stdout);
+        }
+      }
+      const double secs =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (tty) std::printf("\n");
+      std::printf("epoch %d/%d  mean loss %.6f  %.1f steps/s\n", epoch, cfg.epochs, sum / per_epoch,
+                  losses.size() / secs);
+      std::fflush(stdout);
+      if (!f.checkpoint.empty()) {
+        io::write_safetensors(f.checkpoint, trainer.state(), {{"format", "pt"}});
+        saved_epoch = epoch;
       }
     }
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (tty) std::printf("\n");
-    std::printf("epoch %d/%d  mean loss %.6f  %.1f steps/s\n", epoch, cfg.epochs, sum / per_epoch,
-                losses.size() / secs);
-    std::fflush(stdout);
-    if (!f.checkpoint.empty()) io::write_safetensors(f.checkpoint, trainer.state(), {{"format", "pt"}});
+  } catch (const std::exception& e) {
+    if (saved_epoch == 0) throw;
+    throw std::runtime_error(std::string(e.what()) + "; " + f.checkpoint +
+                             " keeps the state after epoch " + std::to_string(saved_epoch) +
+                             " of " + std::to_string(cfg.epochs));
   }
   const Counters c = dev->counters();
   std::printf("device: %llu FORWARD, %llu BACKWARD, %llu LOAD, %.3g MACs, %.3g words in, %.3g words out\n",
