@@ -209,11 +209,21 @@ class CudaBackend final : public Backend {
   bool needs_own_memory() const override { return true; }
 
   std::shared_ptr<float> allocate(size_t n) override {
+    // Managed memory beyond what the GPU has free can hang the GPU, so such a
+    // request is refused.
+    const size_t bytes = std::max<size_t>(n, 1) * sizeof(float);
+    size_t free_bytes = 0, total_bytes = 0;
+    check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    if (bytes > free_bytes) {
+      throw std::runtime_error("cuda backend: an array of " + std::to_string(bytes) +
+                               " bytes does not fit the " + std::to_string(free_bytes) +
+                               " bytes free on " + gpu_ +
+                               "; use a smaller batch, sequence or model");
+    }
     void* p = nullptr;
-    check(cudaMallocManaged(&p, std::max<size_t>(n, 1) * sizeof(float), cudaMemAttachGlobal),
-          "cudaMallocManaged");
+    check(cudaMallocManaged(&p, bytes, cudaMemAttachGlobal), "cudaMallocManaged");
     std::shared_ptr<float> mem(static_cast<float*>(p), [](float* q) { cudaFree(q); });
-    check(cudaMemsetAsync(p, 0, std::max<size_t>(n, 1) * sizeof(float), stream_), "cudaMemset");
+    check(cudaMemsetAsync(p, 0, bytes, stream_), "cudaMemset");
     done("allocate");
     return mem;
   }
