@@ -11,8 +11,8 @@
 #include <cmath>
 #include <random>
 
+#include "backends_under_test.hpp"
 #include "farnn/backend.hpp"
-#include "forwarding_backend.hpp"
 #include "test_seed.hpp"
 
 namespace {

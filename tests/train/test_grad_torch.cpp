@@ -4,22 +4,22 @@
 // layers, uni- and bidirectional, H = 1 up; the same on 1 and 7 PEs, and on
 // devices whose max_batch is below the batch (the stack splits it into
 // commands of at most max_batch slots: B = 3 as 2 + 1, B = 4 as 2 + 2 or 4 x 1);
-// with every backend under test (forwarding_backend.hpp).
+// with every backend under test (backends_under_test.hpp).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <fstream>
 #include <sstream>
 
+#include "backends_under_test.hpp"
 #include "farnn/grad.hpp"
-#include "forwarding_backend.hpp"
 
 namespace {
 
 using namespace farnn;
 using namespace farnn::train;
 
-const std::string kRef = FARNN_GRAD_REF;
+const std::string kRef = farnn::test::reference_dir("FARNN_GRAD_REF", FARNN_GRAD_REF);
 
 StackConfig config_from_args(const std::string& dir) {
   std::ifstream f(dir + "/args");

@@ -11,8 +11,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "backends_under_test.hpp"
 #include "farnn/trainer.hpp"
-#include "forwarding_backend.hpp"
 
 namespace {
 
@@ -22,7 +22,8 @@ using namespace farnn::train;
 class TrainTorch : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(TrainTorch, StepsMatchPyTorch) {
-  const std::string dir = std::string(FARNN_TRAIN_REF) + "/" + GetParam();
+  const std::string dir =
+      farnn::test::reference_dir("FARNN_TRAIN_REF", FARNN_TRAIN_REF) + "/" + GetParam();
   std::ifstream f(dir + "/case.json");
   ASSERT_TRUE(f) << dir;
   const nlohmann::json c = nlohmann::json::parse(f);

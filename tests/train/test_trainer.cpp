@@ -13,8 +13,8 @@
 #include <optional>
 #include <set>
 
+#include "backends_under_test.hpp"
 #include "farnn/trainer.hpp"
-#include "forwarding_backend.hpp"
 
 namespace {
 
@@ -36,7 +36,9 @@ TrainConfig small_config(CellKind cell, int input, int hidden, int layers, bool 
 
 TEST(Trainer, CheckpointNamesShapesAndOrderAreTorchs) {
   for (const char* name : {"lstm_2l_bi", "gru_2l_bi", "lstm_2l"}) {
-    const io::TensorList torch_state = io::read_safetensors(std::string(FARNN_GRAD_REF) + "/" + name + "/W.safetensors");
+    const io::TensorList torch_state =
+        io::read_safetensors(farnn::test::reference_dir("FARNN_GRAD_REF", FARNN_GRAD_REF) + "/" +
+                             name + "/W.safetensors");
     const bool gru = std::string(name).rfind("gru", 0) == 0, bidir = std::string(name).find("bi") != std::string::npos;
     const int64_t hidden = torch_state[1].second.shape[1], input = torch_state[0].second.shape[1];
     auto dev = Device::open("model://");

@@ -18,6 +18,8 @@
 
 Usage: bench_train.py --bench PATH --json OUT [--quick] [--threads N]
                       [--target NAME --config BRAM|URAM] [--allow-no-torch]
+                      [--backend cpu|cuda]
+--backend cuda: the measured path on the CUDA backend (a GPU machine).
 --quick: a few seconds (H 16/32, B 1/2, T 8) for the smoke test.
 --allow-no-torch: without PyTorch, record the baseline as skipped (smoke test
   only; `make bench` installs python3-torch and requires it).
@@ -106,6 +108,7 @@ def main():
     ap.add_argument("--target", default="VU9P")
     ap.add_argument("--config", default="URAM", choices=["BRAM", "URAM"])
     ap.add_argument("--allow-no-torch", action="store_true")
+    ap.add_argument("--backend", default="cpu", help="compute backend of the measured path (cuda on a GPU machine)")
     a = ap.parse_args()
     if a.threads < 1:
         sys.exit("bench_train: --threads must be >= 1")
@@ -117,7 +120,7 @@ def main():
     os.close(fd)
     try:
         subprocess.run([a.bench, "--pes", str(pes), "--clock-mhz", "%.6f" % clock, "--threads", str(a.threads),
-                        "--design-point", source, "--json", tmp] + size, check=True)
+                        "--design-point", source, "--backend", a.backend, "--json", tmp] + size, check=True)
         doc = json.load(open(tmp))
     except subprocess.CalledProcessError as e:
         sys.exit("bench_train: %s exited with %d" % (a.bench, e.returncode))

@@ -1,13 +1,17 @@
-// ForwardingBackend: a Backend that passes every call to another one, first
-// telling a hook which float operands the call names (pointer and extent in
-// floats, as the backend reads or writes them). Test backends derive from it:
-// one logs the GEMMs, one checks that every operand lies in memory the
-// backend allocated (what a backend with memory of its own, CUDA, needs).
+// The compute backends the trainer tests run on, and the test backends behind
+// them. ForwardingBackend passes every call to another backend, first telling
+// a hook which float operands the call names (pointer and extent in floats);
+// one derived backend logs the GEMMs (test_trainer.cpp), OwnMemoryBackend
+// fails any operand outside the memory it allocated (what a backend with
+// memory of its own, CUDA, needs). backends_under_test(): cpu, own memory, and
+// cuda where present. reference_dir(): a reference folder, movable by
+// environment variable.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <initializer_list>
 #include <map>
 #include <memory>
@@ -150,6 +154,14 @@ class OwnMemoryBackend : private std::unique_ptr<train::Backend>, public Forward
   std::shared_ptr<Live> live_;
   int violations_ = 0;
 };
+
+// A test's reference folder: the environment variable `name` when set (the
+// test binary run from another checkout, as tools/gpu_checks.sh does on a GPU
+// machine), else the folder compiled in.
+inline std::string reference_dir(const char* name, const char* compiled) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : compiled;
+}
 
 // The CUDA backend, or null with the reason in `why`: this build has none
 // (no CUDA toolkit when it was configured) or this machine cannot run it.
