@@ -69,17 +69,19 @@ def train_table(d):
         % (d["design_point"], r0["hybrid"]["num_pe"], r0["hybrid"]["num_chains"], d["baseline"], r0["steps"],
            r0["threads"]),
         "",
-        "| cell | H | B | PyTorch ms | FARNN CPU ms (compute + device wait) | speed-up | hybrid ms (device) "
-        "| speed-up | FW / BW util. |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| cell | H | B | PyTorch ms | FARNN CPU ms (compute + device wait) | speed-up "
+        "| hybrid ms (device, overlapped) | no overlap ms | speed-up | FW / BW util. |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in d["results"]:
         cpu, hyb, t = r["cpu"], r["hybrid"], r.get("torch_cpu")
         sp = r.get("speedup_vs_torch", {})
-        lines.append("| %s | %d | %d | %s | %.2f (%.2f + %.2f) | %s | %.2f (%.2f) | %s | %.1f%% / %.1f%% |" % (
+        lines.append("| %s | %d | %d | %s | %.2f (%.2f + %.2f) | %s | %.2f (%.2f, %.2f) | %.2f | %s "
+                     "| %.1f%% / %.1f%% |" % (
             r["cell"].upper(), r["hidden"], r["batch"], "%.2f" % t["step_ms"] if t else "—", cpu["step_ms"],
             cpu["host_compute_ms"], cpu["device_wait_ms"], "%.2fx" % sp["cpu"] if sp else "—", hyb["step_ms"],
-            hyb["device_ms"], "%.2fx" % sp["hybrid"] if sp else "—", 100 * hyb["mac_utilization"]["forward"],
+            hyb["device_ms"], hyb["overlapped_ms"], hyb["no_overlap_ms"], "%.2fx" % sp["hybrid"] if sp else "—",
+            100 * hyb["mac_utilization"]["forward"],
             100 * hyb["mac_utilization"]["backward"]))
     return "\n".join(lines)
 

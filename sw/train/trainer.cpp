@@ -5,6 +5,7 @@
 #include <cmath>
 #include <fstream>
 #include <numbers>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -155,7 +156,9 @@ double Trainer::forward_loss(const Dataset& d, const std::vector<int>& index, bo
       for (int k : index) lengths.push_back(d.lengths[static_cast<size_t>(k)]);
   }
   const StackOutput out = stack_.forward(x, T, B, lengths);
-  Trace::Scope s(trace_, "compute", backward ? "head and loss" : "head");
+  // The head's span ends before the stack's backward, which has spans of its own.
+  std::optional<Trace::Scope> head(std::in_place, trace_, "compute",
+                                   backward ? "head and loss" : "head");
   const bool per_step = d.y.shape.size() == (cfg_.loss == "ce" ? 2u : 3u);
   b.rows.clear();
   b.targets.clear();
@@ -201,7 +204,9 @@ double Trainer::forward_loss(const Dataset& d, const std::vector<int>& index, bo
   for (int r = 0; r < R; ++r) inverse[static_cast<size_t>(b.rows[static_cast<size_t>(r)])] = r;
   be_.copy_rows(dy_rows.data(), F, dy.data(), F, T * B, F, inverse.data(), 0.0f);
   be_.synchronize();
-  stack_.backward(dy.to_vector());
+  std::vector<float> dy_host = dy.to_vector();
+  head.reset();
+  stack_.backward(dy_host);
   return loss;
 }
 

@@ -16,9 +16,11 @@
 //           weights LOADed every step (they change every update), the host
 //           link's DMA per command from the PCIe model (sim/pcie_link.hpp)
 //           capped at the core's 64-byte beat per cycle,
-//           plus the host compute measured above. Nothing is counted as
-//           overlapped (an upper bound: the trainer feeds a FORWARD its input
-//           GEMM in parts, which a card would partly overlap).
+//           and the host compute measured above, phase by phase from the
+//           step's trace, placed as the trainer's schedule orders them
+//           (farnn/step_projection.hpp): the LOAD beside the weight prep, the
+//           FORWARD beside the input GEMM's later parts. The JSON also gives
+//           the sum with nothing overlapped (no_overlap_ms, an upper bound).
 // Writes JSON (--json); a table on stdout.
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -36,6 +38,7 @@
 #include "farnn/backend.hpp"
 #include "farnn/device.hpp"
 #include "farnn/engine_cycles.hpp"
+#include "farnn/step_projection.hpp"
 #include "farnn/trainer.hpp"
 #include "pcie_link.hpp"
 
@@ -108,7 +111,18 @@ json measure_cpu(const Options& o, const std::string& cell, int H, int B, int th
   for (size_t i = first_event; i < ev.size(); ++i)
     if (ev[i].lane == "host") wait_us += ev[i].duration_us;
   const double step_ms = 1e3 * elapsed / n, wait_ms = wait_us / 1e3 / n;
+  const train::HostPhases ph =
+      train::host_phases(std::vector<train::Trace::Event>(
+                             ev.begin() + static_cast<std::ptrdiff_t>(first_event), ev.end()),
+                         n, 1e3 * (step_ms - wait_ms));
   return {{"backend", backend->name()},
+          {"host_phases_us",
+           {{"before_load", ph.before_load},
+            {"weight_prep", ph.weight_prep},
+            {"input_gemm_parts", ph.parts},
+            {"part_steps", ph.part_steps},
+            {"before_backward", ph.before_backward},
+            {"after_backward", ph.after_backward}}},
           {"steps_measured", n},
           {"step_ms", step_ms},
           {"device_wait_ms", wait_ms},
@@ -136,7 +150,7 @@ std::pair<int, int> projected_chains(const Options& o) {
   return {chains * o.chain_length, chains};
 }
 
-json project_hybrid(const Options& o, const std::string& cell, int H, int B, double host_compute_ms) {
+json project_hybrid(const Options& o, const std::string& cell, int H, int B, const json& cpu) {
   const sim::PcieLink link = sim::PcieLink::preset(o.link);
   const auto [pes, chains] = projected_chains(o);
   engine::Config cfg{engine_cell(cell), H, B, o.steps, pes};
@@ -160,19 +174,33 @@ json project_hybrid(const Options& o, const std::string& cell, int H, int B, dou
   const double fw_us = command_us(fw, o.clock_mhz, fw_in, fw_out, link);
   const double bw_us = command_us(bw, o.clock_mhz, bw_in, bw_out, link);
   const double device_ms = (load_us + fw_us + bw_us) / 1e3;
+  const double host_compute_ms = cpu["host_compute_ms"].get<double>();
+  // The schedule's overlap: the measured host phases against these commands.
+  const json& hp = cpu["host_phases_us"];
+  train::HostPhases ph;
+  ph.before_load = hp["before_load"];
+  ph.weight_prep = hp["weight_prep"];
+  ph.parts = hp["input_gemm_parts"].get<std::vector<double>>();
+  ph.part_steps = hp["part_steps"].get<std::vector<int>>();
+  ph.before_backward = hp["before_backward"];
+  ph.after_backward = hp["after_backward"];
+  const train::StepProjection sp = train::project_step(ph, {load_us, fw_us, bw_us});
   return {{"num_pe", pes},
           {"num_chains", chains},
           {"clock_mhz", o.clock_mhz},
           {"link", link.name},
           {"cycles", {{"load", load}, {"forward", fw}, {"backward", bw}}},
-          {"mac_utilization", {{"forward", macs_step / (static_cast<double>(fw) * pes)},
-                               {"backward", macs_step / (static_cast<double>(bw) * pes)}}},
+          {"mac_utilization",
+           {{"forward", macs_step / (static_cast<double>(fw) * pes)},
+            {"backward", macs_step / (static_cast<double>(bw) * pes)}}},
           {"dma_bytes", {{"in", load_in + fw_in + bw_in}, {"out", fw_out + bw_out}}},
           {"us", {{"load", load_us}, {"forward", fw_us}, {"backward", bw_us}}},
           {"device_ms", device_ms},
           {"host_compute_ms", host_compute_ms},
-          {"step_ms", device_ms + host_compute_ms},
-          {"overlapped_ms", 0.0}};
+          {"no_overlap_ms", device_ms + host_compute_ms},
+          {"step_ms", sp.step_us / 1e3},
+          {"exposed_device_ms", sp.exposed_device_us / 1e3},
+          {"overlapped_ms", sp.overlapped_us / 1e3}};
 }
 
 }  // namespace
@@ -213,7 +241,7 @@ int main(int argc, char** argv) {
       for (int H : o.hidden) {
         for (int B : o.batch) {
           const json cpu = measure_cpu(o, cell, H, B, threads);
-          const json hyb = project_hybrid(o, cell, H, B, cpu["host_compute_ms"].get<double>());
+          const json hyb = project_hybrid(o, cell, H, B, cpu);
           std::printf("%-5s %5d %3d | %10.2f %10.2f %10.2f | %10.2f %8.1f%% %8.1f%% %10.3f\n", cell.c_str(), H, B,
                       cpu["step_ms"].get<double>(), cpu["host_compute_ms"].get<double>(),
                       cpu["device_wait_ms"].get<double>(), hyb["step_ms"].get<double>(),

@@ -94,8 +94,12 @@ def check_result(r):
         if not 0 < hyb["mac_utilization"][d] <= 1:
             sys.exit("bench_train: %s: %s MAC utilization %s outside (0, 1]" % (what, d, hyb["mac_utilization"][d]))
     dev_ms = sum(hyb["us"].values()) / 1e3
+    eps = 1e-9 * max(1.0, hyb["no_overlap_ms"])
     if abs(dev_ms - hyb["device_ms"]) > 1e-9 * max(1.0, dev_ms) or \
-            abs(hyb["step_ms"] - hyb["device_ms"] - hyb["host_compute_ms"]) > 1e-9 * hyb["step_ms"]:
+            abs(hyb["no_overlap_ms"] - hyb["device_ms"] - hyb["host_compute_ms"]) > eps or \
+            not -eps <= hyb["overlapped_ms"] <= hyb["device_ms"] + eps or \
+            abs(hyb["exposed_device_ms"] + hyb["overlapped_ms"] - hyb["device_ms"]) > eps or \
+            not hyb["step_ms"] <= hyb["no_overlap_ms"] + eps:
         sys.exit("bench_train: %s: hybrid breakdown does not add up: %s" % (what, hyb))
 
 
