@@ -21,11 +21,13 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build
 mkdir -p "$out"
 fail=0
-# CUDA's libraries: the toolkit's, then those of the Python wheels, if any.
+# CUDA's libraries: the toolkit's, then those of PyTorch's wheels if any
+# (CUDA 13's nvidia/cu13/lib: cudart, cuBLAS; nvidia/cudnn/lib from
+# nvidia-cudnn-cu13).
 libs=/usr/local/cuda/lib64
-for pkg in cudnn cublas cuda_runtime; do
-  d=$(python3 -c "import nvidia.$pkg, os; print(os.path.join(list(nvidia.$pkg.__path__)[0], 'lib'))" 2>/dev/null)
-  [ -n "$d" ] && libs=$libs:$d
+for sub in cu13/lib cudnn/lib; do
+  d=$(python3 -c "import nvidia, os; print(os.path.join(list(nvidia.__path__)[0], '$sub'))" 2>/dev/null)
+  [ -n "$d" ] && [ -d "$d" ] && libs=$libs:$d
 done
 export LD_LIBRARY_PATH=$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 nvidia-smi -L | tee "$out/gpu.txt" || { echo "gpu_checks: no GPU answers nvidia-smi"; exit 1; }

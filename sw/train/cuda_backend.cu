@@ -9,13 +9,16 @@
 // write it at the same addresses as the GPU, which needs a GPU with
 // concurrent managed access (Linux, Pascal or newer). Every call returns when
 // its work is done; the overlap the trainer builds is between this backend
-// and the FPGA device. Index arrays are host memory, copied per call.
+// and the FPGA device. Index arrays are host memory, copied per call. Freed
+// arrays are pooled by size for the next allocation of that size.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -208,21 +211,31 @@ class CudaBackend final : public Backend {
   std::string name() const override { return "cuda (" + gpu_ + ", cuBLAS)"; }
   bool needs_own_memory() const override { return true; }
 
+  // A dropped array goes back to a pool by size and is handed out again,
+  // zeroed: cudaMallocManaged and cudaFree each wait for the whole GPU, and
+  // the trainer allocates the same sizes every step.
   std::shared_ptr<float> allocate(size_t n) override {
-    // Managed memory beyond what the GPU has free can hang the GPU, so such a
-    // request is refused.
     const size_t bytes = std::max<size_t>(n, 1) * sizeof(float);
-    size_t free_bytes = 0, total_bytes = 0;
-    check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-    if (bytes > free_bytes) {
-      throw std::runtime_error("cuda backend: an array of " + std::to_string(bytes) +
-                               " bytes does not fit the " + std::to_string(free_bytes) +
-                               " bytes free on " + gpu_ +
-                               "; use a smaller batch, sequence or model");
+    void* p = pool_->take(bytes);
+    if (!p) {
+      // Managed memory beyond what the GPU has free can hang the GPU, so such
+      // a request is refused (after the pool has given back what it holds).
+      size_t free_bytes = 0, total_bytes = 0;
+      check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+      if (bytes > free_bytes) {
+        pool_->release();
+        check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+      }
+      if (bytes > free_bytes) {
+        throw std::runtime_error("cuda backend: an array of " + std::to_string(bytes) +
+                                 " bytes does not fit the " + std::to_string(free_bytes) +
+                                 " bytes free on " + gpu_ +
+                                 "; use a smaller batch, sequence or model");
+      }
+      check(cudaMallocManaged(&p, bytes, cudaMemAttachGlobal), "cudaMallocManaged");
     }
-    void* p = nullptr;
-    check(cudaMallocManaged(&p, bytes, cudaMemAttachGlobal), "cudaMallocManaged");
-    std::shared_ptr<float> mem(static_cast<float*>(p), [](float* q) { cudaFree(q); });
+    std::shared_ptr<float> mem(static_cast<float*>(p),
+                               [pool = pool_, bytes](float* q) { pool->give(bytes, q); });
     check(cudaMemsetAsync(p, 0, bytes, stream_), "cudaMemset");
     done("allocate");
     return mem;
@@ -356,7 +369,33 @@ class CudaBackend final : public Backend {
     return v;
   }
 
+  // Managed arrays no one holds, by size; freed when the last array and the
+  // backend are gone.
+  struct Pool {
+    std::mutex m;
+    std::multimap<size_t, void*> free;
+    void* take(size_t bytes) {
+      std::lock_guard<std::mutex> lock(m);
+      const auto it = free.find(bytes);
+      if (it == free.end()) return nullptr;
+      void* p = it->second;
+      free.erase(it);
+      return p;
+    }
+    void give(size_t bytes, void* p) {
+      std::lock_guard<std::mutex> lock(m);
+      free.emplace(bytes, p);
+    }
+    void release() {
+      std::lock_guard<std::mutex> lock(m);
+      for (const auto& [bytes, p] : free) cudaFree(p);
+      free.clear();
+    }
+    ~Pool() { release(); }
+  };
+
   std::string gpu_;
+  std::shared_ptr<Pool> pool_ = std::make_shared<Pool>();
   cudaStream_t stream_ = nullptr;
   cublasHandle_t blas_ = nullptr;
   void* scalars_ = nullptr;  // a double accumulator, then an int (cross-entropy's bad row)

@@ -169,6 +169,7 @@ RnnStack::~RnnStack() {
 }
 
 void RnnStack::init_uniform(uint64_t seed) {
+  be_.synchronize();  // the host writes the backend's memory
   std::mt19937_64 rng(seed);
   const double k = 1.0 / std::sqrt(static_cast<double>(cfg_.hidden));
   for (Param& p : params_) {
@@ -177,6 +178,7 @@ void RnnStack::init_uniform(uint64_t seed) {
 }
 
 void RnnStack::set_params(const io::TensorList& tensors, const std::string& source) {
+  be_.synchronize();  // the host writes the backend's memory
   for (const auto& [name, t] : tensors) {
     bool known = false;
     for (const Param& p : params_) known |= p.name == name;
@@ -203,12 +205,14 @@ void RnnStack::set_params(const io::TensorList& tensors, const std::string& sour
 }
 
 io::TensorList RnnStack::param_tensors(const std::string& prefix) const {
+  be_.synchronize();  // the host reads the backend's memory
   io::TensorList out;
   for (const Param& p : params_) out.push_back({prefix + p.name, {p.shape, {p.data(), p.data() + p.size()}}});
   return out;
 }
 
 io::TensorList RnnStack::grad_tensors(const std::string& prefix) const {
+  be_.synchronize();
   io::TensorList out;
   for (const Param& p : params_) out.push_back({prefix + p.name, {p.shape, p.grad.to_vector()}});
   return out;
@@ -534,6 +538,7 @@ std::vector<float> RnnStack::backward(const std::vector<float>& dy) {
       {
         Trace::Scope t(trace_, "compute", "dh l" + std::to_string(l));
         be_.copy_rows(dy_packed.data() + d * H, D * H, u.dh->data(), H, m.S, H, d ? m.rev.data() : nullptr, 0.0f);
+        be_.synchronize();  // the BACKWARD reads dh
       }
       const int bank = bank_for(i);
       for (size_t k = 0; k < m.groups.size(); ++k) {

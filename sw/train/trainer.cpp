@@ -241,6 +241,7 @@ StepStats Trainer::step(const Dataset& data, const std::vector<int>& index) {
       be_.adam_step(p, g.first, m_[i].data(), v_[i].data(), g.second, a, steps_);
     }
   }
+  be_.synchronize();  // the next step's LOAD reads the weights
   return st;
 }
 
@@ -250,6 +251,7 @@ double Trainer::evaluate(const Dataset& data, const std::vector<int>& index) {
 }
 
 io::TensorList Trainer::state() const {
+  be_.synchronize();
   io::TensorList s = stack_.param_tensors();
   const int64_t O = cfg_.outputs, F = cfg_.stack.output();
   s.push_back({"head.weight", {{O, F}, head_w_.to_vector()}});
@@ -270,6 +272,7 @@ void Trainer::load_state(const io::TensorList& tensors, const std::string& sourc
                                 " do not fit " + std::to_string(cfg_.outputs) + " outputs from " +
                                 std::to_string(cfg_.stack.output()) + " features");
   }
+  be_.synchronize();
   std::copy(w.data.begin(), w.data.end(), head_w_.begin());
   std::copy(b.data.begin(), b.data.end(), head_b_.begin());
 }

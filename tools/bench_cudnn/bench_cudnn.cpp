@@ -4,9 +4,10 @@
 // training mode, cudnnRNNBackwardData_v8 and cudnnRNNBackwardWeights_v8, each
 // timed with CUDA events, for the algorithms STANDARD and PERSIST_STATIC
 // (a configuration cuDNN refuses is recorded with its status, not timed).
-// Math is FP32 on the FMA units (CUDNN_FMA_MATH), or TF32 tensor cores with
-// --math tf32 (PyTorch's default on A100 and newer). Without a GPU it writes
-// the reason into the JSON and exits 0, so `make bench` runs anywhere.
+// Math is FP32 on the FMA units (CUDNN_FMA_MATH), or with --math tf32
+// CUDNN_DEFAULT_MATH, which lets A100 and newer use TF32 tensor cores
+// (PyTorch's choice when torch.backends.cudnn.allow_tf32 is on, its default). Without a GPU it
+// writes the reason into the JSON and exits 0, so `make bench` runs anywhere.
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
@@ -99,6 +100,24 @@ struct Descriptors {
   Descriptors& operator=(const Descriptors&) = delete;
 };
 
+// The four CUDA events around one step's three calls, destroyed together.
+class Events {
+ public:
+  Events() {
+    for (cudaEvent_t& x : e_) check(cudaEventCreate(&x), "cudaEventCreate");
+  }
+  ~Events() {
+    for (cudaEvent_t x : e_)
+      if (x) cudaEventDestroy(x);
+  }
+  Events(const Events&) = delete;
+  Events& operator=(const Events&) = delete;
+  cudaEvent_t operator[](int i) const { return e_[i]; }
+
+ private:
+  cudaEvent_t e_[4] = {};
+};
+
 // Times one configuration: milliseconds per call of each pass, averaged over
 // as many steps as fill o.min_time (at least 3, after 2 untimed).
 json measure(cudnnHandle_t handle, const Options& o, const std::string& cell, int H, int B,
@@ -114,8 +133,8 @@ json measure(cudnnHandle_t handle, const Options& o, const std::string& cell, in
             d.rnn, algo == "standard" ? CUDNN_RNN_ALGO_STANDARD : CUDNN_RNN_ALGO_PERSIST_STATIC,
             cell == "lstm" ? CUDNN_LSTM : CUDNN_GRU, CUDNN_RNN_DOUBLE_BIAS, CUDNN_UNIDIRECTIONAL,
             CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT,
-            o.math == "tf32" ? CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION : CUDNN_FMA_MATH, H, H, H, 1,
-            d.dropout, CUDNN_RNN_PADDED_IO_ENABLED),
+            o.math == "tf32" ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH, H, H, H, 1, d.dropout,
+            CUDNN_RNN_PADDED_IO_ENABLED),
         "cudnnSetRNNDescriptor_v8");
   const std::vector<int> lengths(static_cast<size_t>(B), T);
   float padding = 0.0f;
@@ -145,8 +164,7 @@ json measure(cudnnHandle_t handle, const Options& o, const std::string& cell, in
   check(cudaMemset(dw.get(), 0, weight_bytes), "cudaMemset");
   const auto* lens = static_cast<const int32_t*>(seq_lengths.get());
 
-  cudaEvent_t ev[4];
-  for (cudaEvent_t& e : ev) check(cudaEventCreate(&e), "cudaEventCreate");
+  const Events ev;
   double ms[3] = {0, 0, 0}, elapsed = 0;
   int timed = 0;
   for (int i = 0; i < 2 || timed < 3 || elapsed < o.min_time * 1e3; ++i) {
@@ -176,7 +194,6 @@ json measure(cudnnHandle_t handle, const Options& o, const std::string& cell, in
     elapsed += part[0] + part[1] + part[2];
     ++timed;
   }
-  for (cudaEvent_t e : ev) cudaEventDestroy(e);
   return {{"forward_ms", ms[0] / timed},
           {"backward_data_ms", ms[1] / timed},
           {"backward_weights_ms", ms[2] / timed},
@@ -234,7 +251,7 @@ int main(int argc, char** argv) {
                 o.steps, o.math.c_str());
     std::printf("%-5s %5s %3s %-15s | %9s %9s %9s %9s\n", "cell", "H", "B", "algo", "fwd ms",
                 "bwd-data", "bwd-w", "step ms");
-    json results = json::array();
+    json& results = out["results"] = json::array();
     for (const std::string& cell : o.cells) {
       for (int H : o.hidden) {
         for (int B : o.batch) {
@@ -262,10 +279,15 @@ int main(int argc, char** argv) {
       }
     }
     cudnnDestroy(handle);
-    out["results"] = results;
     write_json(o.json_path, out);
   } catch (const std::exception& e) {
+    // What was measured before the failure is kept, with the failure.
     std::fprintf(stderr, "bench_cudnn: %s\n", e.what());
+    out["error"] = e.what();
+    try {
+      write_json(o.json_path, out);
+    } catch (const std::exception&) {
+    }
     return 1;
   }
   return 0;
