@@ -96,6 +96,8 @@ class CoreJob final : public Job {
   CoreJob(std::weak_ptr<Core> core, std::string what) : core_(std::move(core)), what_(std::move(what)) {}
   bool done() const override;
   JobReport wait(std::chrono::milliseconds limit) override;
+  uint32_t wait_progress(const BufferRef& progress, uint32_t steps,
+                         std::chrono::milliseconds limit) override;
 
   const std::string& what() const { return what_; }
   // Called with the core's mutex held.
@@ -649,6 +651,25 @@ bool CoreJob::done() const {
     core->progress();
   }
   return done_.load();
+}
+
+// As the base, but through the core's waits, so simulated time advances.
+uint32_t CoreJob::wait_progress(const BufferRef& progress, uint32_t steps,
+                                std::chrono::milliseconds limit) {
+  if (!progress) throw InvalidArgumentError("wait_progress: no progress word given");
+  const auto word = [&] {
+    return std::atomic_ref<uint32_t>(
+               *reinterpret_cast<uint32_t*>(progress.buffer->data() + progress.offset))
+        .load(std::memory_order_acquire);
+  };
+  if (word() < steps && !done_.load()) {
+    if (auto core = core_.lock()) {
+      std::lock_guard<std::recursive_mutex> lock(core->m);
+      core->wait_until([&] { return word() >= steps || done_.load(); }, Clock::now() + limit,
+                       what_);
+    }
+  }
+  return word();
 }
 
 JobReport CoreJob::wait(std::chrono::milliseconds limit) {

@@ -1,9 +1,12 @@
 // Device API pieces shared by every device: names, shapes, URI parsing,
 // argument checks, fault names (Device::open is in sw/devices/).
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <sstream>
 #include <string_view>
+#include <thread>
 
 #include "device_common.hpp"
 
@@ -21,6 +24,26 @@ std::string Capabilities::model_uri() const {
          "&hidden=" + std::to_string(max_hidden) + "&batch=" + std::to_string(max_batch) +
          "&banks=" + std::to_string(num_banks) + "&depth=" + std::to_string(weight_depth) +
          "&card_mib=" + std::to_string(card_memory_bytes >> 20);
+}
+
+uint32_t Job::wait_progress(const BufferRef& progress, uint32_t steps,
+                            std::chrono::milliseconds limit) {
+  if (!progress) throw InvalidArgumentError("wait_progress: no progress word given");
+  const auto word = [&] {
+    return std::atomic_ref<uint32_t>(
+               *reinterpret_cast<uint32_t*>(progress.buffer->data() + progress.offset))
+        .load(std::memory_order_acquire);
+  };
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (word() < steps && !done()) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      throw TimeoutError("wait_progress: the word reads " + std::to_string(word()) + " of " +
+                         std::to_string(steps) + " steps after " + std::to_string(limit.count()) +
+                         " ms and the command has not ended");
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+  return word();
 }
 
 // The packed order is the engine model's.

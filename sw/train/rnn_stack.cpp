@@ -104,8 +104,9 @@ struct RnnStack::Impl {
   std::vector<JobPtr> bank_job;
   std::vector<uint64_t> bank_used;
   uint64_t commands = 0;
-  // The FORWARDs' input gates: a ready-steps word per (unit, group).
-  BufferPtr ready;
+  // The FORWARDs' input gates: a ready-steps word per (unit, group); and
+  // their progress words (the steps done), which the next layer follows.
+  BufferPtr ready, progress;
   std::vector<std::pair<JobPtr, std::string>> submitted;  // with what they ran, for the trace
 };
 
@@ -354,6 +355,11 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
   const size_t gates_per_unit = m.groups.size();
   ensure(dev_, nullptr, m.ready, static_cast<size_t>(L) * D * gates_per_unit, Access::kRead,
          "ready");
+  ensure(dev_, nullptr, m.progress, static_cast<size_t>(L) * D * gates_per_unit, Access::kWrite,
+         "progress");
+  // One direction: layer l+1's input GEMM follows layer l's FORWARDs step by
+  // step (their progress words), so layer l is waited for only after it.
+  const bool stream = D == 1;
   const int chunks = std::min(cfg_.gemm_chunks, steps);
   StackOutput out;
   Array h_n(be_, static_cast<size_t>(L) * D * batch * H);
@@ -368,8 +374,39 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
                   m.pack.data(), 0.0f);
   }
   Array y;  // the current layer's packed output [S][D*H]
+  // Waits for layer l's FORWARDs; its h_n and c_n; with `into`, its h in the
+  // next layer's input layout.
+  const size_t per_unit = m.groups.size();
+  const auto finish = [&](int l, const std::vector<JobPtr>& jobs, Array* into) {
+    for (int d = 0; d < D; ++d) {
+      const int i = l * D + d;
+      Impl::Unit& u = m.units[static_cast<size_t>(i)];
+      for (size_t k = 0; k < per_unit; ++k) wait_job(jobs[static_cast<size_t>(d) * per_unit + k]);
+      Trace::Scope t(trace_, "compute", "collect h l" + std::to_string(l));
+      if (into) {
+        be_.copy_rows(u.h->data(), H, into->data() + d * H, D * H, m.S, H,
+                      d ? m.rev.data() : nullptr, 0.0f);
+      }
+      float* hn = h_n.data() + static_cast<size_t>(i) * batch * H;
+      be_.copy_rows(u.h->data(), H, hn, H, batch, H, m.last.data(), 0.0f);
+      // c from each group's final states, which come in the group's end order.
+      if (cfg_.cell == CellKind::kLstm) {
+        float* cn = out.c_n.data() + static_cast<size_t>(i) * batch * H;
+        for (const Impl::Group& g : m.groups) {
+          const std::vector<int> order = g.shape.end_order();
+          for (int pos = 0; pos < g.shape.batch; ++pos) {
+            const float* st = u.state_out->data() + static_cast<size_t>(g.first + pos) * H * 2;
+            const size_t b = static_cast<size_t>(g.first + order[static_cast<size_t>(pos)]);
+            for (int j = 0; j < H; ++j) cn[b * H + j] = st[2 * j + 1];
+          }
+        }
+      }
+    }
+  };
+  std::vector<JobPtr> prev_jobs;  // streaming: the previous layer's FORWARDs, not yet waited for
   for (int l = 0; l < L; ++l) {
     const int in = l == 0 ? cfg_.input : D * H;
+    if (stream && l > 0) m.x[static_cast<size_t>(l)].resize(be_, static_cast<size_t>(m.S) * in);
     std::vector<JobPtr> jobs;
     for (int d = 0; d < D; ++d) {
       const int i = l * D + d;
@@ -403,6 +440,10 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
                         {u.state_out, static_cast<size_t>(g.first) * H * SW},
                         u.stores.back()};
           a.sync.ready = ready.back();
+          if (stream) {
+            a.sync.progress = {m.progress, static_cast<size_t>(i) * gates_per_unit + k};
+            publish(a.sync.progress, 0);
+          }
           jobs.push_back(dev_.forward(a));
           used_bank(bank, jobs.back(), unit_label(i, static_cast<int>(k)));
         }
@@ -425,6 +466,25 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
         for (int c = 0; c < chunks; ++c) {
           const int t0 = steps * c / chunks, t1 = steps * (c + 1) / chunks;
           prep.reset();
+          // Streaming: the previous layer's h of these steps, as its
+          // FORWARDs write them, into this layer's input.
+          for (size_t k = 0; stream && l > 0 && k < m.groups.size(); ++k) {
+            const Impl::Group& g = m.groups[k];
+            const int r0 = g.rows_before(t0), rows = g.rows_before(t1) - r0;
+            if (rows == 0) continue;
+            {
+              Trace::Scope w(trace_, "host",
+                             "wait for l" + std::to_string(l - 1) + "'s steps " +
+                                 std::to_string(t0) + "-" + std::to_string(t1 - 1));
+              prev_jobs[k]->wait_progress(
+                  {m.progress, static_cast<size_t>(i - 1) * gates_per_unit + k},
+                  static_cast<uint32_t>(std::min(t1, g.shape.steps)));
+            }
+            const Impl::Unit& below = m.units[static_cast<size_t>(i - 1)];
+            be_.copy_rows(below.h->data() + static_cast<size_t>(r0) * H, H,
+                          m.x[static_cast<size_t>(l)].data() + static_cast<size_t>(r0) * H, H, rows,
+                          H, nullptr, 0.0f);
+          }
           Trace::Scope part(trace_, "compute",
                             gemm + ", part " + std::to_string(c + 1) + "/" +
                                 std::to_string(chunks) + " (steps " + std::to_string(t0) + "-" +
@@ -446,31 +506,23 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
         throw;
       }
     }
+    if (stream) {
+      // The layer below is done with (its h went into this layer's input part
+      // by part); its bank is then free for the next layer's weights, which
+      // load while this layer runs.
+      if (l > 0) finish(l - 1, prev_jobs, nullptr);
+      if (l + 1 < L) preload((l + 1) * D);
+      prev_jobs = jobs;
+      if (l + 1 == L) {
+        y = Array(be_, static_cast<size_t>(m.S) * D * H);
+        finish(l, jobs, &y);
+      }
+      continue;
+    }
     // The next layer's weights go into a free bank while this layer runs.
     if (l + 1 < L) preload((l + 1) * D);
-    const size_t per_unit = m.groups.size();
     Array next(be_, static_cast<size_t>(m.S) * D * H);
-    for (int d = 0; d < D; ++d) {
-      const int i = l * D + d;
-      Impl::Unit& u = m.units[static_cast<size_t>(i)];
-      for (size_t k = 0; k < per_unit; ++k) wait_job(jobs[static_cast<size_t>(d) * per_unit + k]);
-      Trace::Scope t(trace_, "compute", "collect h l" + std::to_string(l));
-      be_.copy_rows(u.h->data(), H, next.data() + d * H, D * H, m.S, H, d ? m.rev.data() : nullptr, 0.0f);
-      float* hn = h_n.data() + static_cast<size_t>(i) * batch * H;
-      be_.copy_rows(u.h->data(), H, hn, H, batch, H, m.last.data(), 0.0f);
-      // c from each group's final states, which come in the group's end order.
-      if (cfg_.cell == CellKind::kLstm) {
-        float* cn = out.c_n.data() + static_cast<size_t>(i) * batch * H;
-        for (const Impl::Group& g : m.groups) {
-          const std::vector<int> order = g.shape.end_order();
-          for (int pos = 0; pos < g.shape.batch; ++pos) {
-            const float* st = u.state_out->data() + static_cast<size_t>(g.first + pos) * H * 2;
-            const size_t b = static_cast<size_t>(g.first + order[static_cast<size_t>(pos)]);
-            for (int j = 0; j < H; ++j) cn[b * H + j] = st[2 * j + 1];
-          }
-        }
-      }
-    }
+    finish(l, jobs, &next);
     if (l + 1 < L) m.x[static_cast<size_t>(l + 1)] = std::move(next);
     else y = std::move(next);
   }

@@ -308,7 +308,8 @@ void set_word(const BufferPtr& b, size_t i, uint32_t v) {
 
 // FORWARD gated on a polled word, BACKWARD on a step doorbell, both reporting
 // progress every step: no step runs before its input is ready, the progress
-// word follows the ready count, and the results are bit-exact.
+// word follows the ready count (Job::wait_progress waits for it), and the
+// results are bit-exact.
 TEST(SimDevice, StepSyncGatesInputsAndReportsProgress) {
   auto dev = open_sim();
   farnn::test::SeededRng rng(6);
@@ -332,11 +333,18 @@ TEST(SimDevice, StepSyncGatesInputsAndReportsProgress) {
   EXPECT_THROW(fw->wait(std::chrono::milliseconds(20)), TimeoutError);
   EXPECT_EQ(word(sync, 1), 0xffffffffu) << "a step ran before its input was ready";
   set_word(sync, 0, 2);
+  // wait_progress advances the simulation until the word reaches the count,
+  // and times out while the gate holds the command below it.
+  set_word(sync, 1, 0);
+  EXPECT_EQ(fw->wait_progress({sync, 1}, 2), 2u);
+  EXPECT_THROW(fw->wait_progress({sync, 1}, 3, std::chrono::milliseconds(20)), TimeoutError);
   EXPECT_THROW(fw->wait(std::chrono::milliseconds(20)), TimeoutError);
   EXPECT_EQ(word(sync, 1), 2u) << "progress after two ready steps";
   set_word(sync, 0, 6);
+  EXPECT_EQ(fw->wait_progress({sync, 1}, 6), 6u);
   fw->wait();
   EXPECT_EQ(word(sync, 1), 6u);
+  EXPECT_EQ(fw->wait_progress({sync, 1}, 100), 6u) << "an ended command returns its word";
   EXPECT_EQ(words_of(h, 0, S * H), d.fw.h);
   BufferPtr dh = buffer_of(*dev, d.dh, Access::kRead, "dh"), carry = buffer_of(*dev, d.carry, Access::kRead, "c");
   BufferPtr delta = dev->alloc(S * H * kDeltaWords, Access::kWrite, "delta"), ds = dev->alloc(B * H * W, Access::kWrite, "ds");

@@ -6,6 +6,7 @@
 // the trace of a sim:// run has its DMA lanes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <functional>
@@ -192,6 +193,11 @@ class LoggedJob : public Job {
     waited_ = true;
     return job_->wait(limit);
   }
+  uint32_t wait_progress(const BufferRef& progress, uint32_t steps,
+                         std::chrono::milliseconds limit) override {
+    log_.lines.push_back("progress " + what_ + " " + std::to_string(steps));
+    return job_->wait_progress(progress, steps, limit);
+  }
 
  private:
   JobPtr job_;
@@ -220,15 +226,13 @@ class LoggedDevice : public Device {
   }
   JobPtr forward(const ForwardArgs& args) override {
     gates_.push_back(args.sync.ready);
+    progress_.push_back(args.sync.progress);
     return logged(dev_.forward(args), "FORWARD", forwards_);
   }
   // The ready-steps word of the k-th FORWARD as the device would read it now.
-  std::optional<uint32_t> gate(size_t k) const {
-    if (k >= gates_.size() || !gates_[k]) return std::nullopt;
-    const BufferRef& r = gates_[k];
-    return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(r.buffer->data() + r.offset))
-        .load();
-  }
+  std::optional<uint32_t> gate(size_t k) const { return word(gates_, k); }
+  // The k-th FORWARD's progress word (the steps it has done) as it reads now.
+  std::optional<uint32_t> progress(size_t k) const { return word(progress_, k); }
   JobPtr backward(const BackwardArgs& args) override {
     return logged(dev_.backward(args), "BACKWARD", backwards_);
   }
@@ -245,10 +249,16 @@ class LoggedDevice : public Device {
     log_.lines.push_back("submit " + what);
     return std::make_shared<LoggedJob>(std::move(job), log_, what);
   }
+  static std::optional<uint32_t> word(const std::vector<BufferRef>& refs, size_t k) {
+    if (k >= refs.size() || !refs[k]) return std::nullopt;
+    const BufferRef& r = refs[k];
+    return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(r.buffer->data() + r.offset))
+        .load();
+  }
   Device& dev_;
   HostLog& log_;
   int loads_ = 0, forwards_ = 0, backwards_ = 0;
-  std::vector<BufferRef> gates_;
+  std::vector<BufferRef> gates_, progress_;
 };
 
 // The log line of a GEMM call: "gemm ta tb m n k".
@@ -383,6 +393,55 @@ TEST(Trainer, InputGemmRunsInChunksTheDeviceReadsAsTheyArrive) {
     on.push_back(t.step(data, {0, 1, 2}).loss);
   }
   EXPECT_EQ(on[0], on[1]);
+}
+
+// One direction: layer 1's input GEMM follows layer 0's FORWARD step by step.
+// Layer 1's FORWARD is queued (gated) while layer 0's runs, and each part of
+// its input GEMM waits only for the layer-0 steps it reads: on sim://, whose
+// core writes its progress word as it goes, the first part runs while layer 0
+// has steps left. (The first step of a run does not show it: its new buffers
+// change the core's address windows, which waits for the core to go idle.)
+// On model:// (progress at the end) the parts wait for the whole FORWARD.
+// The loss equals that of one part, which waits for all of layer 0, bit for bit.
+TEST(Trainer, NextLayersInputGemmFollowsTheDevicesProgress) {
+  const int I = 3, H = 32, T = 64, B = 2;  // a FORWARD of ~500 us of device time on sim://
+  Dataset data = synthetic_task("sine", T, B, 4);
+  data.x = {{T, B, I}, std::vector<float>(static_cast<size_t>(T) * B * I, 0.25f)};
+  std::vector<double> losses;
+  const std::string model = "model://?pes=4&chains=2&hidden=32&batch=4";  // sim://'s model
+  for (const auto& [uri, chunks] :
+       std::vector<std::pair<std::string, int>>{{"sim://?seed=2", 8}, {model, 8}, {model, 1}}) {
+    {
+      SCOPED_TRACE(uri + ", " + std::to_string(chunks) + " parts");
+      LoggedRun run(uri);
+      HostLog& log = run.log;
+      TrainConfig c = small_config(CellKind::kLstm, I, H, 2, false);
+      c.stack.gemm_chunks = chunks;
+      Trainer t(c, run.dev, run.be);
+      t.step(data, {0, 1});        // FORWARDs 0 and 1; the buffers now exist
+      std::vector<uint32_t> seen;  // FORWARD 2's progress as each of layer 1's input GEMMs starts
+      log.on_gemm = [&] {
+        const std::string& last = log.lines.back();
+        if (last.starts_with("gemm 0 1 ") &&
+            last.ends_with(" " + std::to_string(4 * H) + " " + std::to_string(H)))  // rows x 4H x H
+          seen.push_back(run.dev.progress(2).value_or(0));
+      };
+      losses.push_back(t.step(data, {0, 1}).loss);
+      ASSERT_EQ(seen.size(), static_cast<size_t>(chunks));
+      EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+      EXPECT_EQ(seen.back(), static_cast<uint32_t>(T));
+      // Layer 1's FORWARD is queued before layer 0's is waited for, and so
+      // is each part's wait for layer 0's steps.
+      EXPECT_LT(log.find("submit FORWARD 3"), log.find("wait FORWARD 2"));
+      EXPECT_LT(log.find("progress FORWARD 2 " + std::to_string(T / chunks)),
+                log.find("wait FORWARD 2"));
+      if (uri.starts_with("sim")) {
+        EXPECT_GE(seen.front(), static_cast<uint32_t>(T / chunks));
+        EXPECT_LT(seen.front(), static_cast<uint32_t>(T)) << "layer 1 waited for all of layer 0";
+      }
+    }
+  }
+  for (double l : losses) EXPECT_EQ(l, losses[0]);
 }
 
 // A backend that fails in the middle of an input GEMM leaves no gate

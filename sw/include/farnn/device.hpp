@@ -306,6 +306,12 @@ class Job {
   virtual bool done() const = 0;
   // Waits at most `limit`; throws the command's error, or TimeoutError.
   virtual JobReport wait(std::chrono::milliseconds limit = std::chrono::minutes(10)) = 0;
+  // Waits at most `limit` until the word at `progress` (this command's
+  // StepSync::progress) reaches `steps` or the command has ended (its error
+  // stays for wait()); returns the word. TimeoutError after `limit`. The base
+  // polls the word; a simulated device advances its time while it waits.
+  virtual uint32_t wait_progress(const BufferRef& progress, uint32_t steps,
+                                 std::chrono::milliseconds limit = std::chrono::minutes(10));
 };
 using JobPtr = std::shared_ptr<Job>;
 

@@ -19,6 +19,9 @@
 //     on the first part; the reverse direction's GEMM runs while the forward
 //     direction's FORWARD does; the next layer's weights go into a free bank
 //     while this layer runs (a LOAD runs beside a command on another bank).
+//     With one direction, layer l+1's FORWARD is queued while layer l's runs
+//     and each part of its input GEMM waits only for the layer-l steps it
+//     reads (their progress words), not for the whole FORWARD.
 //   backward, top layer first: device BACKWARD of every direction, dx of the
 //     layer (the next BACKWARD's input), then the layer's weight-gradient GEMMs
 //     while the device runs the BACKWARD of the layer below.
