@@ -292,6 +292,16 @@ void publish(const BufferRef& ready, uint32_t steps) {
 }  // namespace
 
 StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch, const std::vector<int>& lengths) {
+  // Commands of a step that failed may still run (a streamed layer's FORWARD
+  // is waited for only after the next layer's GEMM): they end before their
+  // words and buffers are reused; their errors went to the failed step.
+  for (const auto& [job, label] : impl_->submitted) {
+    try {
+      job->wait();
+    } catch (const std::exception&) {
+    }
+  }
+  impl_->submitted.clear();
   Impl& m = *impl_;
   const int H = cfg_.hidden, G = gate_count(cfg_.cell), D = cfg_.directions(), L = cfg_.layers;
   const int SW = state_words(cfg_.cell);
