@@ -657,19 +657,14 @@ bool CoreJob::done() const {
 uint32_t CoreJob::wait_progress(const BufferRef& progress, uint32_t steps,
                                 std::chrono::milliseconds limit) {
   if (!progress) throw InvalidArgumentError("wait_progress: no progress word given");
-  const auto word = [&] {
-    return std::atomic_ref<uint32_t>(
-               *reinterpret_cast<uint32_t*>(progress.buffer->data() + progress.offset))
-        .load(std::memory_order_acquire);
-  };
-  if (word() < steps && !done_.load()) {
+  if (progress.load_word() < steps && !done_.load()) {
     if (auto core = core_.lock()) {
       std::lock_guard<std::recursive_mutex> lock(core->m);
-      core->wait_until([&] { return word() >= steps || done_.load(); }, Clock::now() + limit,
-                       what_);
+      core->wait_until([&] { return progress.load_word() >= steps || done_.load(); },
+                       Clock::now() + limit, what_);
     }
   }
-  return word();
+  return progress.load_word();
 }
 
 JobReport CoreJob::wait(std::chrono::milliseconds limit) {

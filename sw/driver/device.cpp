@@ -29,21 +29,16 @@ std::string Capabilities::model_uri() const {
 uint32_t Job::wait_progress(const BufferRef& progress, uint32_t steps,
                             std::chrono::milliseconds limit) {
   if (!progress) throw InvalidArgumentError("wait_progress: no progress word given");
-  const auto word = [&] {
-    return std::atomic_ref<uint32_t>(
-               *reinterpret_cast<uint32_t*>(progress.buffer->data() + progress.offset))
-        .load(std::memory_order_acquire);
-  };
   const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (word() < steps && !done()) {
+  while (progress.load_word() < steps && !done()) {
     if (std::chrono::steady_clock::now() > deadline) {
-      throw TimeoutError("wait_progress: the word reads " + std::to_string(word()) + " of " +
-                         std::to_string(steps) + " steps after " + std::to_string(limit.count()) +
-                         " ms and the command has not ended");
+      throw TimeoutError("wait_progress: the word reads " + std::to_string(progress.load_word()) +
+                         " of " + std::to_string(steps) + " steps after " +
+                         std::to_string(limit.count()) + " ms and the command has not ended");
     }
     std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
-  return word();
+  return progress.load_word();
 }
 
 // The packed order is the engine model's.

@@ -314,9 +314,7 @@ class ModelDevice final : public Device {
     if (!sync.gated()) return;
     const auto deadline = Clock::now() + std::chrono::seconds(60);
     for (;;) {
-      const uint32_t count = sync.ready ? std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(
-                                                                         sync.ready.buffer->data() + sync.ready.offset))
-                                              .load()
+      const uint32_t count = sync.ready ? sync.ready.load_word()
                                         : doorbells_[static_cast<size_t>(sync.doorbell)].load();
       if (static_cast<int32_t>(count - static_cast<uint32_t>(steps)) >= 0) return;
       if (Clock::now() > deadline) {
@@ -328,8 +326,7 @@ class ModelDevice final : public Device {
   }
   static void report_progress(const StepSync& sync, int steps) {
     if (!sync.progress) return;
-    std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(sync.progress.buffer->data() + sync.progress.offset))
-        .store(static_cast<uint32_t>(steps));
+    sync.progress.store_word(static_cast<uint32_t>(steps));
   }
 
   struct Task {

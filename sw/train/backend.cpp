@@ -35,15 +35,19 @@ std::vector<std::string> backend_names() {
 #endif
 }
 
+std::string backend_list() {
+  std::string s;
+  for (const std::string& n : backend_names()) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
 std::unique_ptr<Backend> make_backend(const std::string& name, int threads) {
   if (name == "cpu") return make_cpu_backend(threads);
 #ifdef FARNN_HAVE_CUDA_BACKEND
   if (name == "cuda") return make_cuda_backend();
 #endif
-  std::string known;
-  for (const std::string& n : backend_names()) known += (known.empty() ? "" : ", ") + n;
-  throw std::invalid_argument("unknown compute backend '" + name + "' (this build has: " + known +
-                              ")");
+  throw std::invalid_argument("unknown compute backend '" + name +
+                              "' (this build has: " + backend_list() + ")");
 }
 
 }  // namespace farnn::train

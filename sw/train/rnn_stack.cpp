@@ -281,16 +281,6 @@ void RnnStack::trace_jobs() {
   impl_->submitted.clear();
 }
 
-namespace {
-
-// Opens an input gate up to `steps` ready steps (the device reads the word as it runs).
-void publish(const BufferRef& ready, uint32_t steps) {
-  std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(ready.buffer->data() + ready.offset))
-      .store(steps, std::memory_order_release);
-}
-
-}  // namespace
-
 StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch, const std::vector<int>& lengths) {
   // Commands of a step that failed may still run (a streamed layer's FORWARD
   // is waited for only after the next layer's GEMM): they end before their
@@ -440,7 +430,7 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
           const Impl::Group& g = m.groups[k];
           const size_t off = static_cast<size_t>(g.offset);
           ready.push_back({m.ready, static_cast<size_t>(i) * gates_per_unit + k});
-          publish(ready.back(), 0);
+          ready.back().store_word(0);
           u.stores.push_back(dev_.alloc_gate_store(g.shape));
           ForwardArgs a{g.shape,
                         bank,
@@ -452,7 +442,7 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
           a.sync.ready = ready.back();
           if (stream) {
             a.sync.progress = {m.progress, static_cast<size_t>(i) * gates_per_unit + k};
-            publish(a.sync.progress, 0);
+            a.sync.progress.store_word(0);
           }
           jobs.push_back(dev_.forward(a));
           used_bank(bank, jobs.back(), unit_label(i, static_cast<int>(k)));
@@ -508,11 +498,11 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
             be_.add_row_vector(xp, rows, G * H, G * H, u.b_u.data());
           }
           be_.synchronize();
-          for (const BufferRef& r : ready) publish(r, static_cast<uint32_t>(t1));
+          for (const BufferRef& r : ready) r.store_word(static_cast<uint32_t>(t1));
         }
       } catch (...) {
         for (const BufferRef& r : ready)
-          publish(r, static_cast<uint32_t>(steps));  // no gate stays closed
+          r.store_word(static_cast<uint32_t>(steps));  // no gate stays closed
         throw;
       }
     }

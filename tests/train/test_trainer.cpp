@@ -251,9 +251,7 @@ class LoggedDevice : public Device {
   }
   static std::optional<uint32_t> word(const std::vector<BufferRef>& refs, size_t k) {
     if (k >= refs.size() || !refs[k]) return std::nullopt;
-    const BufferRef& r = refs[k];
-    return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(r.buffer->data() + r.offset))
-        .load();
+    return refs[k].load_word();
   }
   Device& dev_;
   HostLog& log_;

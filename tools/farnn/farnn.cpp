@@ -130,13 +130,6 @@ int cmd_info(const std::string& uri) {
   return 0;
 }
 
-// "cpu, cuda": the compute backends of this build.
-std::string backend_list() {
-  std::string s;
-  for (const std::string& n : backend_names()) s += (s.empty() ? "" : ", ") + n;
-  return s;
-}
-
 int cmd_grad(const ModelFlags& m, const std::string& uri, const std::string& fault,
              const std::string& backend_name, const std::string& weights, const std::string& input,
              const std::string& grad_output, const std::string& lengths, const std::string& out) {

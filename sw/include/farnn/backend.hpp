@@ -128,6 +128,8 @@ class BackendUnavailable : public std::runtime_error {
 // The backends this build has, by the name `farnn train --backend` takes:
 // cpu, and cuda when the CUDA toolkit was found at configure time.
 std::vector<std::string> backend_names();
+// backend_names() as one line: "cpu, cuda".
+std::string backend_list();
 // The backend called `name` (std::invalid_argument listing backend_names()
 // for any other name; BackendUnavailable when this machine cannot run it).
 std::unique_ptr<Backend> make_backend(const std::string& name, int threads = 0);

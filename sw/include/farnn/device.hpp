@@ -57,6 +57,7 @@
 // serialized.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -192,6 +193,16 @@ struct BufferRef {
   BufferPtr buffer;
   size_t offset = 0;
   explicit operator bool() const { return buffer != nullptr; }
+  // The word at the offset as a 32-bit count shared with the device (step
+  // signalling: StepSync's ready and progress words).
+  uint32_t load_word() const {
+    return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(buffer->data() + offset))
+        .load(std::memory_order_acquire);
+  }
+  void store_word(uint32_t v) const {
+    std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(buffer->data() + offset))
+        .store(v, std::memory_order_release);
+  }
 };
 
 // Activations FORWARD keeps for BACKWARD, in the device's own memory.
