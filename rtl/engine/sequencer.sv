@@ -250,20 +250,21 @@ module sequencer #(
   // The finished FORWARDs a BACKWARD may match (engine_pkg::FW_RECORDS of
   // them): each one's key (cell, H, B, T, store base, bank, lengths) and its
   // store window [lo, hi). A FORWARD accepted over a window voids every
-  // record it overlaps; a finished one takes a free entry, else the oldest.
+  // record it overlaps. The entries are in age order, entry 0 the newest: a
+  // finished FORWARD goes into entry 0 and the entries before the first free
+  // one move up by one (none free: the oldest, entry FR-1, drops out), so a
+  // free entry left by a void never makes a newer record the next to go.
   localparam int unsigned FR = engine_pkg::FW_RECORDS;
   localparam int unsigned KW = 2 + 3 * 16 + MemAddrWidth + 8 + MaxBatch * 16;
-  localparam int unsigned FRW = (FR > 1) ? $clog2(FR) : 1;
   logic [FR-1:0]              fr_ok_q, fr_ok_d;
   logic [FR*KW-1:0]           fr_key_q, fr_key_d;
   logic [FR*MemAddrWidth-1:0] fr_lo_q, fr_lo_d, fr_hi_q, fr_hi_d;
-  logic [FRW-1:0]             fr_next_q, fr_next_d;  // the oldest entry (round robin)
   logic [KW-1:0]              fr_key;                // the running command's key
   logic [MemAddrWidth-1:0]    fr_end_q;              // its store window's end (registered)
   logic                       fr_match, fr_match_q;  // a record matches it (registered: used in S_CHECK)
   logic [FR-1:0]              fr_over;               // records whose windows its window overlaps
   logic                       fr_void_q, fr_void_d;  // an accepted FORWARD voids those next cycle
-  logic [FRW-1:0]             fr_slot;               // where a finished FORWARD goes
+  logic [FR-1:0]              fr_shift;              // entries that take their younger neighbour's record
 
   logic is_lstm, is_gru, is_bw, is_fw, running;
   assign is_lstm = (cell_q == engine_pkg::CELL_LSTM);
@@ -738,7 +739,6 @@ module sequencer #(
     fr_key_d   = fr_key_q;
     fr_lo_d    = fr_lo_q;
     fr_hi_d    = fr_hi_q;
-    fr_next_d  = fr_next_q;
     fr_void_d  = 1'b0;
     n_d        = n_q;
     b_d        = b_q;
@@ -1274,15 +1274,19 @@ module sequencer #(
     // (It is written in the S_DONE cycle that follows, before any command reads it.)
     if (rec_now_q) begin
       for (int i = 0; i < FR; i++) begin
-        if (fr_slot == FRW'(i)) begin
-          fr_ok_d[i]                           = 1'b1;
-          fr_key_d[i*KW +: KW]                 = fr_key;
-          fr_lo_d[i*MemAddrWidth +: MemAddrWidth] = base_q;
-          fr_hi_d[i*MemAddrWidth +: MemAddrWidth] = fr_end_q;
+        if (fr_shift[i]) begin
+          fr_ok_d[i] = 1'b1;
+          if (i == 0) begin
+            fr_key_d[0 +: KW]           = fr_key;
+            fr_lo_d[0 +: MemAddrWidth]  = base_q;
+            fr_hi_d[0 +: MemAddrWidth]  = fr_end_q;
+          end else begin
+            fr_key_d[i*KW +: KW]                    = fr_key_q[(i-1)*KW +: KW];
+            fr_lo_d[i*MemAddrWidth +: MemAddrWidth] = fr_lo_q[(i-1)*MemAddrWidth +: MemAddrWidth];
+            fr_hi_d[i*MemAddrWidth +: MemAddrWidth] = fr_hi_q[(i-1)*MemAddrWidth +: MemAddrWidth];
+          end
         end
       end
-      if (fr_ok_q != '1) fr_next_d = fr_next_q;  // a free entry was taken
-      else fr_next_d = (fr_next_q == FRW'(FR - 1)) ? '0 : fr_next_q + 1'b1;
     end
 
   end
@@ -1348,12 +1352,15 @@ module sequencer #(
 
   // ----------------------------------------------------------- forward records
   assign fr_key = {cell_q, hid_q, bat_q, stp_q, base_q, bank_q, len_q};
+  // Entry i moves (entry 0: is written) when every entry before it is in use.
+  assign fr_shift[0] = 1'b1;
+  for (genvar i = 1; i < FR; i++) begin : g_fr_shift
+    assign fr_shift[i] = &fr_ok_q[i-1:0];
+  end
   always_comb begin
     fr_match = 1'b0;
-    fr_slot  = fr_next_q;
     for (int i = FR - 1; i >= 0; i--) begin
       if (fr_ok_q[i] && fr_key_q[i*KW +: KW] == fr_key) fr_match = 1'b1;
-      if (!fr_ok_q[i]) fr_slot = FRW'(i);  // the lowest free entry
       fr_over[i] = base_q < fr_hi_q[i*MemAddrWidth +: MemAddrWidth] &&
                    fr_lo_q[i*MemAddrWidth +: MemAddrWidth] < fr_end_q;
     end
@@ -1369,7 +1376,6 @@ module sequencer #(
       wd_q       <= '0;
       fl_q       <= '0;
       fr_ok_q    <= '0;
-      fr_next_q  <= '0;
       fr_void_q  <= 1'b0;
       rec_now_q  <= 1'b0;
       tk_valid_q <= 1'b0;
@@ -1385,7 +1391,6 @@ module sequencer #(
       wd_q       <= wd_d;
       fl_q       <= fl_d;
       fr_ok_q    <= fr_ok_d;
-      fr_next_q  <= fr_next_d;
       fr_void_q  <= fr_void_d;
       rec_now_q  <= fw_records;
       tk_valid_q <= tk_valid_d;

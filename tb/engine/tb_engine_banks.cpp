@@ -11,7 +11,8 @@
 //             forwards in separate store windows, then both backwards
 //             (reverse order) bit-exact; a reload of a forward's bank keeps
 //             its record; a FORWARD overlapping a window voids that record
-//             (ERR_NO_FORWARD);
+//             (ERR_NO_FORWARD); after a void the newest FW_RECORDS records
+//             stay, the oldest goes first;
 //   abort     abort_i while both run: both end ERR_ABORTED, bank 0 keeps its
 //             weights, the aborted bank is intact (abort before the LOAD
 //             wrote) or empty until loaded again; an aborted LOAD of an
@@ -139,8 +140,28 @@ class BankTest {
     expect_forward(b, run_at(b, Op::kForward, 1, 64), "FORWARD B over A's window");
     expect(run_at(a, Op::kBackward, 0, 0), Status::kNoForward, "BACKWARD A after a forward overwrote its store");
     expect_backward(b, run_at(b, Op::kBackward, 1, 64), "BACKWARD B");
-    std::printf("  records: two forwards then both backwards bit-exact across a reload; an overlapping "
-                "FORWARD voids a record (ERR_NO_FORWARD)\n");
+    // Age order survives a void: FW_RECORDS forwards in windows 0..R-1 fill
+    // the table; a forward again over window 0 voids its record and records
+    // anew (the newest); one more, in window R, drops the oldest (window 1),
+    // not the newest (window 0).
+    const int R = engine::kForwardRecords;
+    const auto window = [&](int k) { return 2 * apart + static_cast<uint64_t>(k) * apart; };
+    for (int k = 0; k < R; ++k)
+      expect_forward(a, run_at(a, Op::kForward, 0, window(k)),
+                     "FORWARD A in window " + std::to_string(k));
+    expect_forward(a, run_at(a, Op::kForward, 0, window(0)), "FORWARD A in window 0 again");
+    expect_forward(a, run_at(a, Op::kForward, 0, window(R)), "FORWARD A in window R");
+    expect(run_at(a, Op::kBackward, 0, window(1)), Status::kNoForward,
+           "BACKWARD of the oldest record (window 1)");
+    expect_backward(a, run_at(a, Op::kBackward, 0, window(0)),
+                    "BACKWARD of the record made after a void (window 0)");
+    for (int k = 2; k <= R; ++k)
+      expect_backward(a, run_at(a, Op::kBackward, 0, window(k)),
+                      "BACKWARD A in window " + std::to_string(k));
+    std::printf(
+        "  records: two forwards then both backwards bit-exact across a reload; an overlapping "
+        "FORWARD voids a record (ERR_NO_FORWARD); %d records kept newest first across a void\n",
+        R);
   }
 
   void abort(uint64_t seed) {

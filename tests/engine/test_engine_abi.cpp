@@ -57,6 +57,18 @@ TEST(EngineAbi, CellCodesMatchThePackage) {
   EXPECT_EQ(rtl.at("CELL_GRU"), kCellGru);
 }
 
+TEST(EngineAbi, ForwardRecordsMatchThePackage) {
+  std::ifstream in(FARNN_ENGINE_PKG);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::smatch m;
+  const std::string s = text.str();
+  ASSERT_TRUE(std::regex_search(
+      s, m, std::regex("localparam\\s+int\\s+unsigned\\s+FW_RECORDS\\s*=\\s*(\\d+)\\s*;")))
+      << "FW_RECORDS not found in " << FARNN_ENGINE_PKG;
+  EXPECT_EQ(std::stoi(m[1]), kForwardRecords);
+}
+
 TEST(EngineAbi, NamesAreReadable) {
   EXPECT_EQ(status_name(14), "ERR_TOO_MANY_WORDS (a stream's final word came without `last`)");
   EXPECT_EQ(status_name(31), "status 31 (unknown)");

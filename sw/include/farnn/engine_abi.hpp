@@ -16,6 +16,10 @@ enum class Opcode : uint8_t { kLoad = 0, kForward = 1, kBackward = 2 };
 constexpr int kCellLstm = 0;
 constexpr int kCellGru = 1;
 
+// Finished FORWARDs the sequencer remembers (engine_pkg::FW_RECORDS): a
+// BACKWARD must match one of the newest this many (ERR_NO_FORWARD).
+constexpr int kForwardRecords = 8;
+
 enum class Status : uint8_t {
   kOk = 0,
   kBadCell = 1,
