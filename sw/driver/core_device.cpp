@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "farnn/core_regs.hpp"
+#include "farnn/engine_abi.hpp"
 #include "farnn/engine_model.hpp"
 
 namespace farnn::driver {
@@ -258,6 +259,7 @@ struct Core : std::enable_shared_from_this<Core> {
     caps.lstm = (cells >> static_cast<int>(cr::Cell::kLstm)) & 1u;
     caps.gru = (cells >> static_cast<int>(cr::Cell::kGru)) & 1u;
     caps.max_steps = 65535;  // the descriptor's 16-bit steps field
+    caps.forward_records = engine::kForwardRecords;  // the sequencer's, fixed by the VERSION major
     // The gate store's address space bounds card memory; a board with less DDR says so (card_mib).
     const uint32_t store_bits = field(c4, cr::kCaps4StoreAddrWidthMask, cr::kCaps4StoreAddrWidthShift);
     num_windows = field(c3, cr::kCaps3NumWindowsMask, cr::kCaps3NumWindowsShift);

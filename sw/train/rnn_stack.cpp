@@ -5,8 +5,10 @@
 #include "farnn/rnn_stack.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
+#include <deque>
 #include <optional>
 #include <random>
 #include <stdexcept>
@@ -90,6 +92,11 @@ struct RnnStack::Impl {
   LayerShape shape;
   std::vector<Group> groups;
   int S = 0;
+  // The device buffers hold rows_cap packed steps, the batch's T*B (every
+  // sequence full), so that the next batches of other lengths reuse them: a
+  // new buffer changes the core's address windows, which waits for it to go
+  // idle, and a streamed layer would wait for the whole layer below.
+  size_t rows_cap = 0;
   std::vector<int> pack;    // [S] packed step -> padded row t*B + b
   std::vector<int> unpack;  // [T*B] padded row -> packed step or -1
   std::vector<int> rev;     // [S] packed (t,b) -> packed (len_b-1-t, b)
@@ -104,6 +111,9 @@ struct RnnStack::Impl {
   std::vector<JobPtr> bank_job;
   std::vector<uint64_t> bank_used;
   uint64_t commands = 0;
+  // The FORWARDs of this step whose records the device still keeps
+  // (Capabilities::forward_records, newest last): (unit, group, bank).
+  std::deque<std::array<int, 3>> records;
   // The FORWARDs' input gates: a ready-steps word per (unit, group); and
   // their progress words (the steps done), which the next layer follows.
   BufferPtr ready, progress;
@@ -129,9 +139,10 @@ BufferPtr device_buffer(Device& dev, Backend* backend, size_t words, Access acce
   return BufferPtr(held, held->buffer.get());
 }
 
+// `b` holds at least `words` floats: kept when it does, else a new buffer.
 void ensure(Device& dev, Backend* backend, BufferPtr& b, size_t words, Access access,
             const std::string& name) {
-  if (!b || b->size() != words) b = device_buffer(dev, backend, words, access, name);
+  if (!b || b->size() < words) b = device_buffer(dev, backend, words, access, name);
 }
 
 }  // namespace
@@ -242,6 +253,37 @@ void RnnStack::used_bank(int bank, const JobPtr& job, const std::string& label) 
   m.submitted.push_back({job, label});
 }
 
+void RnnStack::recorded(int unit, int group, int bank) {
+  Impl& m = *impl_;
+  const int limit = dev_.caps().forward_records;
+  if (limit <= 0) return;
+  m.records.push_back({unit, group, bank});
+  if (m.records.size() > static_cast<size_t>(limit)) m.records.pop_front();
+}
+
+void RnnStack::refresh_record(int unit, int group, int bank) {
+  Impl& m = *impl_;
+  if (dev_.caps().forward_records <= 0) return;
+  const std::array<int, 3> key = {unit, group, bank};
+  if (std::find(m.records.begin(), m.records.end(), key) != m.records.end()) return;
+  // The same FORWARD again (same xp and weights: the same h, written over
+  // itself, and the same gate store), ungated; its final state is not kept.
+  Impl::Unit& u = m.units[static_cast<size_t>(unit)];
+  const Impl::Group& g = m.groups[static_cast<size_t>(group)];
+  const int G = gate_count(cfg_.cell), H = cfg_.hidden;
+  const size_t off = static_cast<size_t>(g.offset);
+  ForwardArgs a{g.shape,
+                bank,
+                {u.xp, off * G * H},
+                {},
+                {u.h, off * H},
+                {},
+                u.stores[static_cast<size_t>(group)]};
+  used_bank(bank, dev_.forward(a),
+            unit_label(unit, group) + ", again: the device had dropped its record");
+  recorded(unit, group, bank);
+}
+
 std::string RnnStack::unit_label(int unit, int group) const {
   const int D = cfg_.directions();
   std::string s = "l" + std::to_string(unit / D) + (unit % D ? " reverse" : "");
@@ -303,6 +345,7 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
                                 std::to_string(static_cast<size_t>(steps) * batch * cfg_.input));
   }
   m.shape = {cfg_.cell, H, batch, steps, lengths};
+  m.rows_cap = static_cast<size_t>(steps) * batch;
   if (!lengths.empty() && lengths.size() != static_cast<size_t>(batch)) {
     throw std::invalid_argument("forward: " + std::to_string(lengths.size()) + " lengths for a batch of " +
                                 std::to_string(batch));
@@ -323,7 +366,10 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
     g.offset = m.S;
     g.shape = {cfg_.cell, H, std::min(group_max, batch - first), steps, {}};
     if (!lengths.empty()) {
+      // The group's command runs its longest sequence's steps: the device's
+      // step counts (gates, progress, BACKWARD's steps from the end) are of those.
       g.shape.lengths.assign(lengths.begin() + first, lengths.begin() + first + g.shape.batch);
+      g.shape.steps = *std::max_element(g.shape.lengths.begin(), g.shape.lengths.end());
     }
     m.S += g.shape.packed_steps();
     m.groups.push_back(std::move(g));
@@ -351,6 +397,7 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
   }
   // Weights may have changed since the last step: every bank is stale.
   std::fill(m.bank_unit.begin(), m.bank_unit.end(), -1);
+  m.records.clear();
 
   const size_t gates_per_unit = m.groups.size();
   ensure(dev_, nullptr, m.ready, static_cast<size_t>(L) * D * gates_per_unit, Access::kRead,
@@ -413,8 +460,8 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
       Impl::Unit& u = m.units[static_cast<size_t>(i)];
       const Param& w_ih = params_[static_cast<size_t>(4 * i)];
       const Param& b_ih = params_[static_cast<size_t>(4 * i + 2)];
-      ensure(dev_, &be_, u.xp, static_cast<size_t>(m.S) * G * H, Access::kRead, "xp");
-      ensure(dev_, &be_, u.h, static_cast<size_t>(m.S) * H, Access::kWrite, "h");
+      ensure(dev_, &be_, u.xp, m.rows_cap * G * H, Access::kRead, "xp");
+      ensure(dev_, &be_, u.h, m.rows_cap * H, Access::kWrite, "h");
       ensure(dev_, nullptr, u.state_out, static_cast<size_t>(batch) * H * SW, Access::kWrite,
              "state_out");
       // The unit's weights into a bank, then its FORWARDs (one per group),
@@ -446,6 +493,7 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
           }
           jobs.push_back(dev_.forward(a));
           used_bank(bank, jobs.back(), unit_label(i, static_cast<int>(k)));
+          recorded(i, static_cast<int>(k), bank);
         }
         // The input GEMM in `chunks` parts over time, each published to every
         // group's gate as soon as it is computed; a trace span per part.
@@ -576,61 +624,144 @@ std::vector<float> RnnStack::backward(const std::vector<float>& dy) {
     }
   };
 
-  Array dx_packed;
-  int pending = -1;  // the layer whose weight gradients are still to compute
-  for (int l = L - 1; l >= 0; --l) {
-    const int in = l == 0 ? cfg_.input : D * H;
+  // Layer-direction i's BACKWARDs, a command per group, on the bank holding
+  // its weights. Gated: each reads its steps' dh once its ready-steps word
+  // (set to 0 here) counts them; `report`: each writes its progress word.
+  const size_t per_unit = m.groups.size();
+  const auto submit = [&](int i, bool gated, bool report) {
+    Impl::Unit& u = m.units[static_cast<size_t>(i)];
+    const int bank = bank_for(i);
     std::vector<JobPtr> jobs;
-    for (int d = 0; d < D; ++d) {
-      const int i = l * D + d;
-      Impl::Unit& u = m.units[static_cast<size_t>(i)];
-      ensure(dev_, &be_, u.dh, static_cast<size_t>(m.S) * H, Access::kRead, "dh");
-      ensure(dev_, &be_, u.delta, static_cast<size_t>(m.S) * kDeltaWords * H, Access::kWrite,
-             "delta");
-      {
-        Trace::Scope t(trace_, "compute", "dh l" + std::to_string(l));
-        be_.copy_rows(dy_packed.data() + d * H, D * H, u.dh->data(), H, m.S, H, d ? m.rev.data() : nullptr, 0.0f);
-        be_.synchronize();  // the BACKWARD reads dh
+    for (size_t k = 0; k < per_unit; ++k) {
+      const Impl::Group& g = m.groups[k];
+      const size_t off = static_cast<size_t>(g.offset),
+                   word = static_cast<size_t>(i) * per_unit + k;
+      refresh_record(i, static_cast<int>(k), bank);
+      BackwardArgs a{
+          g.shape, bank, u.stores[k], {u.dh, off * H}, {}, {u.delta, off * kDeltaWords * H}, {}};
+      if (gated) {
+        a.sync.ready = {m.ready, word};
+        a.sync.ready.store_word(0);
       }
-      const int bank = bank_for(i);
-      for (size_t k = 0; k < m.groups.size(); ++k) {
-        const Impl::Group& g = m.groups[k];
-        const size_t off = static_cast<size_t>(g.offset);
-        jobs.push_back(dev_.backward({g.shape,
-                                      bank,
-                                      u.stores[k],
-                                      {u.dh, off * H},
-                                      {},
-                                      {u.delta, off * kDeltaWords * H},
-                                      {}}));
-        used_bank(bank, jobs.back(), unit_label(i, static_cast<int>(k)));
+      if (report) {
+        a.sync.progress = {m.progress, word};
+        a.sync.progress.store_word(0);
       }
+      jobs.push_back(dev_.backward(a));
+      used_bank(bank, jobs.back(), unit_label(i, static_cast<int>(k)));
     }
-    // The layer below's weights go into a free bank while this layer runs.
-    if (l > 0) preload((l - 1) * D);
-    // The layer above's weight gradients while the device runs this layer's BACKWARD.
-    if (pending >= 0) weight_grads(pending);
-    dx_packed = Array(be_, static_cast<size_t>(m.S) * in);
-    for (int d = 0; d < D; ++d) {
-      const int i = l * D + d;
-      Impl::Unit& u = m.units[static_cast<size_t>(i)];
-      for (size_t k = 0; k < m.groups.size(); ++k)
-        wait_job(jobs[static_cast<size_t>(d) * m.groups.size() + k]);
-      Trace::Scope t(trace_, "compute", "dx GEMM l" + std::to_string(l) + (d ? " reverse" : ""));
-      if (d == 0) {
-        be_.gemm(false, false, m.S, in, 4 * H, 1.0f, u.delta->data(), 4 * H, u.w_u4.data(), in, 0.0f,
-                 dx_packed.data(), in);
-      } else {
-        Array tmp(be_, static_cast<size_t>(m.S) * in);
-        be_.gemm(false, false, m.S, in, 4 * H, 1.0f, u.delta->data(), 4 * H, u.w_u4.data(), in, 0.0f, tmp.data(),
-                 in);
-        be_.copy_rows(tmp.data(), in, dx_packed.data(), in, m.S, in, m.rev.data(), 1.0f);
-      }
-    }
-    pending = l;
-    dy_packed = std::move(dx_packed);
+    return jobs;
+  };
+  for (int i = 0; i < L * D; ++i) {
+    Impl::Unit& u = m.units[static_cast<size_t>(i)];
+    ensure(dev_, &be_, u.dh, m.rows_cap * H, Access::kRead, "dh");
+    ensure(dev_, &be_, u.delta, m.rows_cap * kDeltaWords * H, Access::kWrite, "delta");
   }
-  weight_grads(pending);
+  // dh of layer l's direction d from the gradient of the layer's output.
+  const auto fill_dh = [&](int l, int d, const Array& dout) {
+    Trace::Scope t(trace_, "compute", "dh l" + std::to_string(l));
+    be_.copy_rows(dout.data() + d * H, D * H, m.units[static_cast<size_t>(l * D + d)].dh->data(), H,
+                  m.S, H, d ? m.rev.data() : nullptr, 0.0f);
+    be_.synchronize();  // the BACKWARD reads dh
+  };
+  Array dx_packed;
+  if (D == 1 && L > 1) {
+    // One direction: layer l-1's BACKWARD is queued (gated) while layer l's
+    // runs, and layer l's dx GEMM, which is layer l-1's dh, runs in parts
+    // that follow layer l's progress: a group at a time, as the device runs
+    // them, and in each its latest steps first (BACKWARD runs time
+    // backwards), each part published to the gate. Layer l is waited for in
+    // full after that; its weight-gradient GEMMs run beside layer l-1's BACKWARD.
+    const int chunks = std::min(cfg_.gemm_chunks, T);
+    fill_dh(L - 1, 0, dy_packed);
+    std::vector<JobPtr> jobs = submit(L - 1, false, true);
+    for (int l = L - 1; l >= 0; --l) {
+      std::vector<JobPtr> below;
+      if (l > 0) {
+        const Impl::Unit& u = m.units[static_cast<size_t>(l)];
+        float* dh = m.units[static_cast<size_t>(l - 1)].dh->data();
+        try {
+          below = submit(l - 1, true, l > 1);
+          for (size_t k = 0; k < per_unit; ++k) {
+            const Impl::Group& g = m.groups[k];
+            const int steps = g.shape.steps;  // the group's longest sequence
+            const BufferRef ready{m.ready, static_cast<size_t>(l - 1) * per_unit + k};
+            for (int c = chunks - 1; c >= 0; --c) {
+              const int t0 = T * c / chunks, t1 = T * (c + 1) / chunks;
+              const int r0 = g.rows_before(t0), rows = g.rows_before(t1) - r0;
+              if (rows == 0) continue;  // t0 at or past the group's longest sequence
+              const std::string when =
+                  "steps " + std::to_string(t0) + "-" + std::to_string(std::min(t1, steps) - 1);
+              {
+                Trace::Scope w(trace_, "host",
+                               "wait for " + unit_label(l, static_cast<int>(k)) + "'s " + when);
+                jobs[k]->wait_progress({m.progress, static_cast<size_t>(l) * per_unit + k},
+                                       static_cast<uint32_t>(steps - t0));
+              }
+              Trace::Scope part(trace_, "compute",
+                                "dx GEMM " + unit_label(l, static_cast<int>(k)) + ", part " +
+                                    std::to_string(chunks - c) + "/" + std::to_string(chunks) +
+                                    " (" + when + ")");
+              be_.gemm(false, false, rows, H, 4 * H, 1.0f,
+                       u.delta->data() + static_cast<size_t>(r0) * kDeltaWords * H, 4 * H,
+                       u.w_u4.data(), H, 0.0f, dh + static_cast<size_t>(r0) * H, H);
+              be_.synchronize();
+              ready.store_word(static_cast<uint32_t>(steps - t0));
+            }
+          }
+        } catch (...) {
+          for (size_t k = 0; k < per_unit; ++k) {  // no gate stays closed
+            BufferRef{m.ready, static_cast<size_t>(l - 1) * per_unit + k}.store_word(
+                static_cast<uint32_t>(T));
+          }
+          throw;
+        }
+      }
+      for (const JobPtr& job : jobs) wait_job(job);
+      if (l == 0) {
+        Trace::Scope t(trace_, "compute", "dx GEMM l0");
+        dx_packed = Array(be_, static_cast<size_t>(m.S) * cfg_.input);
+        be_.gemm(false, false, m.S, cfg_.input, 4 * H, 1.0f, m.units[0].delta->data(), 4 * H,
+                 m.units[0].w_u4.data(), cfg_.input, 0.0f, dx_packed.data(), cfg_.input);
+      }
+      weight_grads(l);
+      jobs = std::move(below);
+    }
+    dy_packed = std::move(dx_packed);
+  } else {
+    int pending = -1;  // the layer whose weight gradients are still to compute
+    for (int l = L - 1; l >= 0; --l) {
+      const int in = l == 0 ? cfg_.input : D * H;
+      std::vector<JobPtr> jobs;
+      for (int d = 0; d < D; ++d) {
+        fill_dh(l, d, dy_packed);
+        for (JobPtr& job : submit(l * D + d, false, false)) jobs.push_back(std::move(job));
+      }
+      // The layer below's weights go into a free bank while this layer runs.
+      if (l > 0) preload((l - 1) * D);
+      // The layer above's weight gradients while the device runs this layer's BACKWARD.
+      if (pending >= 0) weight_grads(pending);
+      dx_packed = Array(be_, static_cast<size_t>(m.S) * in);
+      for (int d = 0; d < D; ++d) {
+        const int i = l * D + d;
+        Impl::Unit& u = m.units[static_cast<size_t>(i)];
+        for (size_t k = 0; k < per_unit; ++k) wait_job(jobs[static_cast<size_t>(d) * per_unit + k]);
+        Trace::Scope t(trace_, "compute", "dx GEMM l" + std::to_string(l) + (d ? " reverse" : ""));
+        if (d == 0) {
+          be_.gemm(false, false, m.S, in, 4 * H, 1.0f, u.delta->data(), 4 * H, u.w_u4.data(), in,
+                   0.0f, dx_packed.data(), in);
+        } else {
+          Array tmp(be_, static_cast<size_t>(m.S) * in);
+          be_.gemm(false, false, m.S, in, 4 * H, 1.0f, u.delta->data(), 4 * H, u.w_u4.data(), in,
+                   0.0f, tmp.data(), in);
+          be_.copy_rows(tmp.data(), in, dx_packed.data(), in, m.S, in, m.rev.data(), 1.0f);
+        }
+      }
+      pending = l;
+      dy_packed = std::move(dx_packed);
+    }
+    weight_grads(pending);
+  }
   Array dx(be_, static_cast<size_t>(T) * B * cfg_.input);
   be_.copy_rows(dy_packed.data(), cfg_.input, dx.data(), cfg_.input, T * B, cfg_.input,
                 m.unpack.data(), 0.0f);

@@ -234,8 +234,11 @@ class LoggedDevice : public Device {
   // The k-th FORWARD's progress word (the steps it has done) as it reads now.
   std::optional<uint32_t> progress(size_t k) const { return word(progress_, k); }
   JobPtr backward(const BackwardArgs& args) override {
+    backward_progress_.push_back(args.sync.progress);
     return logged(dev_.backward(args), "BACKWARD", backwards_);
   }
+  // The k-th BACKWARD's progress word as it reads now.
+  std::optional<uint32_t> backward_progress(size_t k) const { return word(backward_progress_, k); }
   void ring_step_doorbell(int index, uint32_t count) override {
     dev_.ring_step_doorbell(index, count);
   }
@@ -256,7 +259,7 @@ class LoggedDevice : public Device {
   Device& dev_;
   HostLog& log_;
   int loads_ = 0, forwards_ = 0, backwards_ = 0;
-  std::vector<BufferRef> gates_, progress_;
+  std::vector<BufferRef> gates_, progress_, backward_progress_;
 };
 
 // The log line of a GEMM call: "gemm ta tb m n k".
@@ -436,10 +439,150 @@ TEST(Trainer, NextLayersInputGemmFollowsTheDevicesProgress) {
       if (uri.starts_with("sim")) {
         EXPECT_GE(seen.front(), static_cast<uint32_t>(T / chunks));
         EXPECT_LT(seen.front(), static_cast<uint32_t>(T)) << "layer 1 waited for all of layer 0";
+        // A batch of other lengths (fewer packed steps) reuses the buffers,
+        // so its layers stream too (FORWARDs 4 and 5).
+        Dataset shorter = data;
+        shorter.lengths = {T, T / 2};
+        seen.clear();
+        log.on_gemm = [&] {
+          const std::string& last = log.lines.back();
+          if (last.starts_with("gemm 0 1 ") &&
+              last.ends_with(" " + std::to_string(4 * H) + " " + std::to_string(H)))
+            seen.push_back(run.dev.progress(4).value_or(0));
+        };
+        EXPECT_TRUE(std::isfinite(t.step(shorter, {0, 1}).loss));
+        ASSERT_EQ(seen.size(), static_cast<size_t>(chunks));
+        EXPECT_LT(seen.front(), static_cast<uint32_t>(T))
+            << "a new packed size stopped the streaming";
       }
     }
   }
   for (double l : losses) EXPECT_EQ(l, losses[0]);
+}
+
+// Backward, one direction: layer 0's BACKWARD is queued (gated) while layer
+// 1's runs, and layer 1's dx GEMM (layer 0's dh) runs in parts that follow
+// layer 1's progress, latest steps first: on sim:// the first part runs while
+// layer 1 has steps left. The next step's loss (after the update) is the
+// same bit for bit with one part and on the model.
+TEST(Trainer, LowerLayersDhFollowsTheDevicesBackwardProgress) {
+  const int I = 3, H = 32, T = 64, B = 2;
+  Dataset data = synthetic_task("sine", T, B, 4);
+  data.x = {{T, B, I}, std::vector<float>(static_cast<size_t>(T) * B * I, 0.25f)};
+  std::vector<double> losses;
+  const std::string model = "model://?pes=4&chains=2&hidden=32&batch=4";  // sim://'s model
+  for (const auto& [uri, chunks] :
+       std::vector<std::pair<std::string, int>>{{"sim://?seed=2", 8}, {model, 8}, {model, 1}}) {
+    SCOPED_TRACE(uri + ", " + std::to_string(chunks) + " parts");
+    LoggedRun run(uri);
+    HostLog& log = run.log;
+    TrainConfig c = small_config(CellKind::kLstm, I, H, 2, false);
+    c.stack.gemm_chunks = chunks;
+    Trainer t(c, run.dev, run.be);
+    t.step(data, {0, 1});  // BACKWARDs 0 (layer 1) and 1 (layer 0); the buffers now exist
+    const size_t from = log.lines.size();
+    std::vector<uint32_t> seen;  // BACKWARD 2's progress as each part of layer 1's dx GEMM starts
+    log.on_gemm = [&] {
+      const std::string& last = log.lines.back();
+      if (last.starts_with("gemm 0 0 ") &&
+          last.ends_with(" " + std::to_string(H) + " " + std::to_string(4 * H)))  // rows x H x 4H
+        seen.push_back(run.dev.backward_progress(2).value_or(0));
+    };
+    t.step(data, {0, 1});
+    log.on_gemm = nullptr;
+    ASSERT_EQ(seen.size(), static_cast<size_t>(chunks));
+    EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+    EXPECT_EQ(seen.back(), static_cast<uint32_t>(T));
+    // Each part's rows: T / chunks steps of both sequences.
+    EXPECT_EQ(log.matching(from, gemm_line(false, false, B * T / chunks, H, 4 * H), "").size(),
+              static_cast<size_t>(chunks));
+    EXPECT_LT(log.find("submit BACKWARD 3"), log.find("wait BACKWARD 2"));
+    EXPECT_LT(log.find("progress BACKWARD 2 " + std::to_string(T / chunks)),
+              log.find("wait BACKWARD 2"));
+    if (uri.starts_with("sim")) {
+      EXPECT_GE(seen.front(), static_cast<uint32_t>(T / chunks));
+      EXPECT_LT(seen.front(), static_cast<uint32_t>(T)) << "layer 0's dh waited for all of layer 1";
+    }
+    losses.push_back(t.step(data, {0, 1}).loss);
+  }
+  for (double l : losses) EXPECT_EQ(l, losses[0]);
+}
+
+// Streaming with unequal groups: sim:// takes 4 sequences a command, so a
+// batch of 6 is 2 groups, the second's longest sequence (5) shorter than the
+// batch's T (8); the batches change lengths from step to step. Every wait for
+// a command's progress asks for at most its group's steps (a command counts
+// only those), and 3 steps give the model's losses and parameters bit for bit.
+TEST(Trainer, StreamedGroupsOfUnequalLengthsEqualTheModel) {
+  const int T = 8;
+  Dataset data = synthetic_task("adding", T, 12, 5);
+  const std::vector<std::vector<int>> lengths = {
+      {8, 3, 7, 1, 5, 2}, {2, 8, 8, 4, 3, 4}, {1, 1, 8, 2, 5, 5}};
+  std::vector<std::vector<double>> losses;
+  std::vector<io::TensorList> states;
+  for (const std::string uri : {"sim://?seed=4", "model://?pes=4&chains=2&hidden=32&batch=4"}) {
+    SCOPED_TRACE(uri);
+    LoggedRun run(uri);
+    TrainConfig c = small_config(CellKind::kGru, 2, 6, 3, false);
+    c.batch = 6;
+    c.stack.gemm_chunks = 3;
+    Trainer t(c, run.dev, run.be);
+    losses.emplace_back();
+    for (size_t s = 0; s < lengths.size(); ++s) {
+      data.lengths.assign(12, T);
+      std::copy(lengths[s].begin(), lengths[s].end(), data.lengths.begin());
+      const size_t from = run.log.lines.size();
+      losses.back().push_back(t.step(data, {0, 1, 2, 3, 4, 5}).loss);
+      // FORWARD and BACKWARD indices of this step: 3 layers x 2 groups, the
+      // second group's command the odd one.
+      const int longest = *std::max_element(lengths[s].begin() + 4, lengths[s].end());
+      for (const char* op : {"FORWARD", "BACKWARD"}) {
+        for (int k = 1; k < 6; k += 2) {
+          const std::string cmd =
+              std::string(op) + " " + std::to_string(6 * static_cast<int>(s) + k);
+          for (size_t at : run.log.matching(from, "progress " + cmd + " ", "")) {
+            const int target = std::stoi(run.log.lines[at].substr(cmd.size() + 10));
+            EXPECT_GE(target, 1) << run.log.lines[at];
+            EXPECT_LE(target, longest) << run.log.lines[at];
+          }
+        }
+      }
+    }
+    states.push_back(t.state());
+  }
+  EXPECT_EQ(losses[0], losses[1]);
+  ASSERT_EQ(states[0].size(), states[1].size());
+  for (size_t i = 0; i < states[0].size(); ++i)
+    EXPECT_EQ(states[0][i].second.data, states[1][i].second.data) << states[0][i].first;
+}
+
+// The core keeps the records of its newest 8 FORWARDs, and a BACKWARD must
+// match one. A 5-layer stack on a batch of 6 (2 groups on sim://) runs 10
+// FORWARDs a step: before the BACKWARDs of layer 0, whose records are gone,
+// the stack runs those 2 FORWARDs again. The results equal the model's
+// (which keeps every record and runs nothing again) bit for bit.
+TEST(Trainer, ForwardsWhoseRecordsTheDeviceDroppedRunAgain) {
+  const Dataset data = synthetic_task("adding", 5, 6, 7);
+  std::vector<double> losses;
+  std::vector<io::TensorList> states;
+  for (const std::string uri : {"sim://?seed=6", "model://?pes=4&chains=2&hidden=32&batch=4"}) {
+    SCOPED_TRACE(uri);
+    auto dev = Device::open(uri);
+    auto be = make_cpu_backend(1);
+    TrainConfig c = small_config(CellKind::kGru, 2, 4, 5, false);
+    c.batch = 6;
+    Trainer t(c, *dev, *be);
+    for (int s = 0; s < 2; ++s) losses.push_back(t.step(data, {0, 1, 2, 3, 4, 5}).loss);
+    states.push_back(t.state());
+    const bool sim = uri.starts_with("sim");
+    EXPECT_EQ(dev->caps().forward_records, sim ? 8 : 0);
+    EXPECT_EQ(dev->counters().forwards, sim ? 24u : 20u);
+    EXPECT_EQ(dev->counters().backwards, 20u);
+  }
+  EXPECT_EQ(losses[0], losses[2]);
+  EXPECT_EQ(losses[1], losses[3]);
+  for (size_t i = 0; i < states[0].size(); ++i)
+    EXPECT_EQ(states[0][i].second.data, states[1][i].second.data) << states[0][i].first;
 }
 
 // A backend that fails in the middle of an input GEMM leaves no gate

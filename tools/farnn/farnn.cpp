@@ -122,6 +122,9 @@ int cmd_info(const std::string& uri) {
               c.max_resident_hidden(CellKind::kLstm), c.max_resident_hidden(CellKind::kGru));
   std::printf("max batch:     %d\nmax steps:     %d\ncard memory:   %llu MiB\n", c.max_batch, c.max_steps,
               static_cast<unsigned long long>(c.card_memory_bytes >> 20));
+  if (c.forward_records > 0)
+    std::printf("FW records:    %d (a BACKWARD needs its FORWARD among the newest)\n",
+                c.forward_records);
   std::printf("model:         %s\n", c.model_uri().c_str());
   if (c.clock_mhz > 0) std::printf("clock:         %.1f MHz\n", c.clock_mhz);
   else std::printf("clock:         none (the model reports results, not time)\n");

@@ -147,6 +147,10 @@ struct Capabilities {
   bool lstm = true;
   bool gru = true;
   uint64_t card_memory_bytes = 0;  // gate store capacity
+  // Finished FORWARDs the device keeps for BACKWARD, newest first: a
+  // BACKWARD whose FORWARD (shape, bank, gate store) is not among them fails
+  // (ERR_NO_FORWARD); run that FORWARD again first. 0: no limit (the model).
+  int forward_records = 0;
   double clock_mhz = 0;            // 0: the device reports no time (the model)
   // Largest hidden size whose recurrent weights fit one bank.
   int max_resident_hidden(CellKind cell) const;

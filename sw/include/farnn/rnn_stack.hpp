@@ -24,7 +24,13 @@
 //     reads (their progress words), not for the whole FORWARD.
 //   backward, top layer first: device BACKWARD of every direction, dx of the
 //     layer (the next BACKWARD's input), then the layer's weight-gradient GEMMs
-//     while the device runs the BACKWARD of the layer below.
+//     while the device runs the BACKWARD of the layer below. With one
+//     direction, layer l-1's BACKWARD is queued (gated) while layer l's runs,
+//     and layer l's dx GEMM (layer l-1's dh) runs in parts that follow layer
+//     l's progress, latest steps first, each part published to the gate.
+// A group's command runs its longest sequence's steps. The device buffers
+// are sized for T*B rows, so that batches of other lengths reuse them (a new
+// buffer waits for the device to go idle, which would stop the streaming).
 #pragma once
 
 #include <cstdint>
@@ -46,7 +52,8 @@ struct StackConfig {
   int layers = 1;
   bool bidirectional = false;
   // The input GEMM of each layer-direction runs in this many parts over time;
-  // the device's FORWARD reads a step as soon as its part is published.
+  // the device's FORWARD reads a step as soon as its part is published. With
+  // one direction, so does each layer's dx GEMM, which the BACKWARD below reads.
   int gemm_chunks = 4;
   int directions() const { return bidirectional ? 2 : 1; }
   int output() const { return directions() * hidden; }
@@ -102,6 +109,12 @@ class RnnStack {
   void preload(int unit);
   // Records `job` as the last command on `bank`, and for the trace with `label`.
   void used_bank(int bank, const JobPtr& job, const std::string& label);
+  // Notes a FORWARD of (unit, group) on `bank` among those the device keeps
+  // records of (Capabilities::forward_records: the newest that many).
+  void recorded(int unit, int group, int bank);
+  // Before its BACKWARD: runs the FORWARD of (unit, group) again when the
+  // device no longer keeps its record (a step of more FORWARDs than that).
+  void refresh_record(int unit, int group, int bank);
   // "l1 reverse"; with a group of a split batch: "l1 reverse, sequences 4-7".
   std::string unit_label(int unit, int group = -1) const;
   // Waits for a device command; every command's span goes into the trace.
