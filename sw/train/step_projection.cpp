@@ -29,7 +29,7 @@ HostPhases host_phases(const std::vector<Trace::Event>& events, int steps, doubl
     if (e.lane != "compute") continue;
     spans += e.duration_us;
     const std::string& n = e.name;
-    const size_t part = n.find(", part ");
+    const size_t part = starts_with(n, "input GEMM") ? n.find(", part ") : std::string::npos;
     if (part != std::string::npos) {
       // "input GEMM l0, part 2/4 (steps 5-9)"
       int k = 0, of = 0, first = 0, last = 0;
@@ -45,7 +45,7 @@ HostPhases host_phases(const std::vector<Trace::Event>& events, int steps, doubl
     } else if (n == "batch" || n == "pack x") {
       h.before_load += e.duration_us;
     } else if (starts_with(n, "input GEMM")) {
-      h.weight_prep += e.duration_us;
+      h.weight_prep += e.duration_us;  // "input GEMM l0, weights"
     } else if (starts_with(n, "dx GEMM") || starts_with(n, "gradient GEMMs") ||
                n == "clip and update") {
       h.after_backward += e.duration_us;
