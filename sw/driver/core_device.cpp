@@ -498,9 +498,15 @@ struct Core : std::enable_shared_from_this<Core> {
     std::ostringstream os;
     os << (pending.empty() ? std::string("descriptor ") + std::to_string(desc) : pending.front().job->what())
        << ": the " << where() << " failed it with " << cr::to_string(err) << " (" << cr::describe(err) << ")";
-    if (kind != cr::FaultKind::kNone) {
+    if (kind != cr::FaultKind::kNone && stream == cr::Stream::kNone) {
+      os << "; " << cr::to_string(kind);  // no stream: no address to name
+    } else if (kind != cr::FaultKind::kNone) {
       os << "; " << cr::to_string(kind) << " on stream " << cr::to_string(stream) << " at " << hex(addr) << " ("
          << locate(addr, stream == cr::Stream::kGateStore) << ")";
+    }
+    if (err == cr::Error::kNoForward) {
+      os << "; a BACKWARD must match a FORWARD among the core's newest " << caps.forward_records
+         << " (same shape, lengths, bank and gate store): run its FORWARD again first";
     }
     os << "; the core was reset";
     const std::string msg = os.str();

@@ -128,16 +128,19 @@ inline LayerShape random_shape(std::mt19937_64& rng, int max_hidden, int max_bat
   return s;
 }
 
+// Expects `fn` to throw E with `phrase` in its message; returns the message.
 template <class E>
-inline void expect_error(const std::function<void()>& fn, const std::string& phrase) {
+inline std::string expect_error(const std::function<void()>& fn, const std::string& phrase) {
   try {
     fn();
     ADD_FAILURE() << "no error; expected one containing '" << phrase << "'";
   } catch (const E& e) {
     EXPECT_NE(std::string(e.what()).find(phrase), std::string::npos) << e.what();
+    return e.what();
   } catch (const std::exception& e) {
     ADD_FAILURE() << "wrong error type: " << e.what();
   }
+  return {};
 }
 
 }  // namespace farnn::devtest

@@ -129,6 +129,21 @@ TEST(SimDevice, BadArgumentsAreRefusedClearly) {
   dev->load(1, s, {w}, {b})->wait();
   fw->wait();
   EXPECT_EQ(words_of(h2, 0, S * H), d.fw.h);
+  // A BACKWARD on a bank other than its FORWARD's matches no record the core
+  // keeps: the core refuses it, the error says what to do, and names no
+  // address (the engine's refusal has no stream).
+  BufferPtr dh = buffer_of(*dev, d.dh, Access::kRead, "dh");
+  BufferPtr delta = dev->alloc(S * H * kDeltaWords, Access::kWrite, "delta");
+  JobPtr bw = dev->backward({s, 1, store, {dh}, {}, {delta}, {}});
+  const std::string msg = expect_error<CommandError>([&] { bw->wait(); }, "ERR_NO_FORWARD");
+  EXPECT_NE(msg.find("newest 8"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("run its FORWARD again"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("STREAM_NONE"), std::string::npos) << msg;
+  dev->reset();
+  dev->load(0, s, {w}, {b})->wait();
+  dev->forward({s, 0, {xp}, {st}, {h2}, {}, store})->wait();
+  dev->backward({s, 0, store, {dh}, {}, {delta}, {}})
+      ->wait();  // the same BACKWARD on its bank runs
 }
 
 // A command holds the buffers it names until it ends: the caller may drop
