@@ -68,6 +68,12 @@ class Testbench {
   ~Testbench() {
     close_trace();
     model_->final();
+    // The model's scopes unregister from the thread's current context
+    // (Verilated::threadContextp), which a model made later on this thread
+    // may have changed, and may have freed with its own context: two sim://
+    // devices in one process hung on that freed context's mutex.
+    Verilated::threadContextp(ctx_.get());
+    model_.reset();
   }
 
   Testbench(const Testbench&) = delete;

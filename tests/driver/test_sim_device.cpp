@@ -7,7 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <future>
 #include <map>
 #include <random>
 #include <set>
@@ -378,6 +381,49 @@ TEST(SimDevice, StepSyncGatesInputsAndReportsProgress) {
   expect_error<InvalidArgumentError>(
       [&] { dev->forward({s, 0, {xp}, {st}, {h}, {so}, store, 0, {{sync, 0}, 2, {}, 1}}); }, "not both");
   (void)G;
+}
+
+// Two sim:// devices in one process, each closed while the other is open,
+// in both orders, all on one thread: each runs a FORWARD bit-exact, and
+// every close returns (the second device's Verilated context, made current
+// on the thread, once freed made the first one's close hang). The thread is
+// waited for with a deadline, so a hang fails the test instead of hanging it.
+TEST(SimDevice, TwoDevicesInOneProcessCloseInEitherOrder) {
+  std::promise<void> done;
+  std::future<void> finished = done.get_future();
+  std::thread([done = std::move(done)]() mutable {
+    farnn::test::SeededRng rng(9);
+    LayerShape s;
+    s.hidden = 4;
+    s.batch = 1;
+    s.steps = 2;
+    const LayerData d = core_layer(s, rng);
+    const auto run = [&](Device& dev) {
+      BufferPtr w = buffer_of(dev, d.w.w_hh, Access::kRead, "w_hh");
+      BufferPtr b = buffer_of(dev, d.w.b_hh, Access::kRead, "b_hh");
+      dev.load(0, s, {w}, {b})->wait();
+      BufferPtr xp = buffer_of(dev, d.xp, Access::kRead, "xp");
+      BufferPtr st = buffer_of(dev, d.state_in, Access::kRead, "st");
+      BufferPtr h = dev.alloc(s.packed_steps() * s.hidden, Access::kWrite, "h");
+      dev.forward({s, 0, {xp}, {st}, {h}, {}, dev.alloc_gate_store(s)})->wait();
+      EXPECT_EQ(words_of(h, 0, h->size()), d.fw.h);
+    };
+    for (const bool first_closes_first : {false, true}) {
+      auto a = Device::open("sim://?seed=4");
+      auto b = Device::open("sim://?seed=5");
+      run(*a);
+      run(*b);
+      if (first_closes_first) a.reset();
+      b.reset();
+      a.reset();
+    }
+    done.set_value();
+  }).detach();
+  if (finished.wait_for(std::chrono::seconds(120)) != std::future_status::ready) {
+    ADD_FAILURE() << "closing two sim:// devices hung";
+    std::fflush(nullptr);
+    std::_Exit(1);  // the hung thread cannot be joined
+  }
 }
 
 // A transport shared by two drivers in turn; cut() makes it a dead link for the
