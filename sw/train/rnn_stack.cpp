@@ -92,11 +92,11 @@ struct RnnStack::Impl {
   LayerShape shape;
   std::vector<Group> groups;
   int S = 0;
-  // The device buffers hold rows_cap packed steps, the batch's T*B (every
+  // The device buffers hold rows_cap() packed steps, the batch's T*B (every
   // sequence full), so that the next batches of other lengths reuse them: a
   // new buffer changes the core's address windows, which waits for it to go
   // idle, and a streamed layer would wait for the whole layer below.
-  size_t rows_cap = 0;
+  size_t rows_cap() const { return static_cast<size_t>(shape.steps) * shape.batch; }
   std::vector<int> pack;    // [S] packed step -> padded row t*B + b
   std::vector<int> unpack;  // [T*B] padded row -> packed step or -1
   std::vector<int> rev;     // [S] packed (t,b) -> packed (len_b-1-t, b)
@@ -117,6 +117,12 @@ struct RnnStack::Impl {
   // The FORWARDs' input gates: a ready-steps word per (unit, group); and
   // their progress words (the steps done), which the next layer follows.
   BufferPtr ready, progress;
+  BufferRef ready_word(int unit, size_t group) const {
+    return {ready, static_cast<size_t>(unit) * groups.size() + group};
+  }
+  BufferRef progress_word(int unit, size_t group) const {
+    return {progress, static_cast<size_t>(unit) * groups.size() + group};
+  }
   std::vector<std::pair<JobPtr, std::string>> submitted;  // with what they ran, for the trace
 };
 
@@ -345,7 +351,6 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
                                 std::to_string(static_cast<size_t>(steps) * batch * cfg_.input));
   }
   m.shape = {cfg_.cell, H, batch, steps, lengths};
-  m.rows_cap = static_cast<size_t>(steps) * batch;
   if (!lengths.empty() && lengths.size() != static_cast<size_t>(batch)) {
     throw std::invalid_argument("forward: " + std::to_string(lengths.size()) + " lengths for a batch of " +
                                 std::to_string(batch));
@@ -460,8 +465,8 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
       Impl::Unit& u = m.units[static_cast<size_t>(i)];
       const Param& w_ih = params_[static_cast<size_t>(4 * i)];
       const Param& b_ih = params_[static_cast<size_t>(4 * i + 2)];
-      ensure(dev_, &be_, u.xp, m.rows_cap * G * H, Access::kRead, "xp");
-      ensure(dev_, &be_, u.h, m.rows_cap * H, Access::kWrite, "h");
+      ensure(dev_, &be_, u.xp, m.rows_cap() * G * H, Access::kRead, "xp");
+      ensure(dev_, &be_, u.h, m.rows_cap() * H, Access::kWrite, "h");
       ensure(dev_, nullptr, u.state_out, static_cast<size_t>(batch) * H * SW, Access::kWrite,
              "state_out");
       // The unit's weights into a bank, then its FORWARDs (one per group),
@@ -476,7 +481,7 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
         for (size_t k = 0; k < m.groups.size(); ++k) {
           const Impl::Group& g = m.groups[k];
           const size_t off = static_cast<size_t>(g.offset);
-          ready.push_back({m.ready, static_cast<size_t>(i) * gates_per_unit + k});
+          ready.push_back(m.ready_word(i, k));
           ready.back().store_word(0);
           u.stores.push_back(dev_.alloc_gate_store(g.shape));
           ForwardArgs a{g.shape,
@@ -488,7 +493,7 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
                         u.stores.back()};
           a.sync.ready = ready.back();
           if (stream) {
-            a.sync.progress = {m.progress, static_cast<size_t>(i) * gates_per_unit + k};
+            a.sync.progress = m.progress_word(i, k);
             a.sync.progress.store_word(0);
           }
           jobs.push_back(dev_.forward(a));
@@ -524,9 +529,8 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
               Trace::Scope w(trace_, "host",
                              "wait for l" + std::to_string(l - 1) + "'s steps " +
                                  std::to_string(t0) + "-" + std::to_string(t1 - 1));
-              prev_jobs[k]->wait_progress(
-                  {m.progress, static_cast<size_t>(i - 1) * gates_per_unit + k},
-                  static_cast<uint32_t>(std::min(t1, g.shape.steps)));
+              prev_jobs[k]->wait_progress(m.progress_word(i - 1, k),
+                                          static_cast<uint32_t>(std::min(t1, g.shape.steps)));
             }
             const Impl::Unit& below = m.units[static_cast<size_t>(i - 1)];
             be_.copy_rows(below.h->data() + static_cast<size_t>(r0) * H, H,
@@ -634,17 +638,16 @@ std::vector<float> RnnStack::backward(const std::vector<float>& dy) {
     std::vector<JobPtr> jobs;
     for (size_t k = 0; k < per_unit; ++k) {
       const Impl::Group& g = m.groups[k];
-      const size_t off = static_cast<size_t>(g.offset),
-                   word = static_cast<size_t>(i) * per_unit + k;
+      const size_t off = static_cast<size_t>(g.offset);
       refresh_record(i, static_cast<int>(k), bank);
       BackwardArgs a{
           g.shape, bank, u.stores[k], {u.dh, off * H}, {}, {u.delta, off * kDeltaWords * H}, {}};
       if (gated) {
-        a.sync.ready = {m.ready, word};
+        a.sync.ready = m.ready_word(i, k);
         a.sync.ready.store_word(0);
       }
       if (report) {
-        a.sync.progress = {m.progress, word};
+        a.sync.progress = m.progress_word(i, k);
         a.sync.progress.store_word(0);
       }
       jobs.push_back(dev_.backward(a));
@@ -654,8 +657,8 @@ std::vector<float> RnnStack::backward(const std::vector<float>& dy) {
   };
   for (int i = 0; i < L * D; ++i) {
     Impl::Unit& u = m.units[static_cast<size_t>(i)];
-    ensure(dev_, &be_, u.dh, m.rows_cap * H, Access::kRead, "dh");
-    ensure(dev_, &be_, u.delta, m.rows_cap * kDeltaWords * H, Access::kWrite, "delta");
+    ensure(dev_, &be_, u.dh, m.rows_cap() * H, Access::kRead, "dh");
+    ensure(dev_, &be_, u.delta, m.rows_cap() * kDeltaWords * H, Access::kWrite, "delta");
   }
   // dh of layer l's direction d from the gradient of the layer's output.
   const auto fill_dh = [&](int l, int d, const Array& dout) {
@@ -685,7 +688,7 @@ std::vector<float> RnnStack::backward(const std::vector<float>& dy) {
           for (size_t k = 0; k < per_unit; ++k) {
             const Impl::Group& g = m.groups[k];
             const int steps = g.shape.steps;  // the group's longest sequence
-            const BufferRef ready{m.ready, static_cast<size_t>(l - 1) * per_unit + k};
+            const BufferRef ready = m.ready_word(l - 1, k);
             for (int c = chunks - 1; c >= 0; --c) {
               const int t0 = T * c / chunks, t1 = T * (c + 1) / chunks;
               const int r0 = g.rows_before(t0), rows = g.rows_before(t1) - r0;
@@ -695,8 +698,7 @@ std::vector<float> RnnStack::backward(const std::vector<float>& dy) {
               {
                 Trace::Scope w(trace_, "host",
                                "wait for " + unit_label(l, static_cast<int>(k)) + "'s " + when);
-                jobs[k]->wait_progress({m.progress, static_cast<size_t>(l) * per_unit + k},
-                                       static_cast<uint32_t>(steps - t0));
+                jobs[k]->wait_progress(m.progress_word(l, k), static_cast<uint32_t>(steps - t0));
               }
               Trace::Scope part(trace_, "compute",
                                 "dx GEMM " + unit_label(l, static_cast<int>(k)) + ", part " +
@@ -711,8 +713,7 @@ std::vector<float> RnnStack::backward(const std::vector<float>& dy) {
           }
         } catch (...) {
           for (size_t k = 0; k < per_unit; ++k) {  // no gate stays closed
-            BufferRef{m.ready, static_cast<size_t>(l - 1) * per_unit + k}.store_word(
-                static_cast<uint32_t>(T));
+            m.ready_word(l - 1, k).store_word(static_cast<uint32_t>(T));
           }
           throw;
         }

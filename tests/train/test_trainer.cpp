@@ -396,6 +396,33 @@ TEST(Trainer, InputGemmRunsInChunksTheDeviceReadsAsTheyArrive) {
   EXPECT_EQ(on[0], on[1]);
 }
 
+// The streaming tests' batch: 2 sequences of T = 64 steps of I = 3 features
+// (a FORWARD of ~500 us of device time on sim://), for a 2-layer LSTM of H =
+// 32; and the runs they compare: sim:// in 8 parts, its model in 8 and in 1.
+constexpr int kStreamI = 3, kStreamH = 32, kStreamT = 64, kStreamB = 2;
+Dataset streaming_batch() {
+  Dataset data = synthetic_task("sine", kStreamT, kStreamB, 4);
+  data.x = {{kStreamT, kStreamB, kStreamI},
+            std::vector<float>(static_cast<size_t>(kStreamT) * kStreamB * kStreamI, 0.25f)};
+  return data;
+}
+const std::vector<std::pair<std::string, int>> kStreamRuns = {
+    {"sim://?seed=2", 8},
+    {"model://?pes=4&chains=2&hidden=32&batch=4", 8},  // sim://'s model
+    {"model://?pes=4&chains=2&hidden=32&batch=4", 1}};
+
+// From now on, as each GEMM of any rows by n by k ("gemm ta tb rows n k")
+// starts, appends what `word` reads then.
+void record_at_gemms(HostLog& log, bool ta, bool tb, int n, int k,
+                     std::function<std::optional<uint32_t>()> word, std::vector<uint32_t>& seen) {
+  const std::string head = "gemm " + std::to_string(ta) + " " + std::to_string(tb) + " ";
+  const std::string tail = " " + std::to_string(n) + " " + std::to_string(k);
+  log.on_gemm = [&log, head, tail, word = std::move(word), &seen] {
+    const std::string& last = log.lines.back();
+    if (last.starts_with(head) && last.ends_with(tail)) seen.push_back(word().value_or(0));
+  };
+}
+
 // One direction: layer 1's input GEMM follows layer 0's FORWARD step by step.
 // Layer 1's FORWARD is queued (gated) while layer 0's runs, and each part of
 // its input GEMM waits only for the layer-0 steps it reads: on sim://, whose
@@ -405,13 +432,10 @@ TEST(Trainer, InputGemmRunsInChunksTheDeviceReadsAsTheyArrive) {
 // On model:// (progress at the end) the parts wait for the whole FORWARD.
 // The loss equals that of one part, which waits for all of layer 0, bit for bit.
 TEST(Trainer, NextLayersInputGemmFollowsTheDevicesProgress) {
-  const int I = 3, H = 32, T = 64, B = 2;  // a FORWARD of ~500 us of device time on sim://
-  Dataset data = synthetic_task("sine", T, B, 4);
-  data.x = {{T, B, I}, std::vector<float>(static_cast<size_t>(T) * B * I, 0.25f)};
+  const int I = kStreamI, H = kStreamH, T = kStreamT;
+  const Dataset data = streaming_batch();
   std::vector<double> losses;
-  const std::string model = "model://?pes=4&chains=2&hidden=32&batch=4";  // sim://'s model
-  for (const auto& [uri, chunks] :
-       std::vector<std::pair<std::string, int>>{{"sim://?seed=2", 8}, {model, 8}, {model, 1}}) {
+  for (const auto& [uri, chunks] : kStreamRuns) {
     {
       SCOPED_TRACE(uri + ", " + std::to_string(chunks) + " parts");
       LoggedRun run(uri);
@@ -421,12 +445,8 @@ TEST(Trainer, NextLayersInputGemmFollowsTheDevicesProgress) {
       Trainer t(c, run.dev, run.be);
       t.step(data, {0, 1});        // FORWARDs 0 and 1; the buffers now exist
       std::vector<uint32_t> seen;  // FORWARD 2's progress as each of layer 1's input GEMMs starts
-      log.on_gemm = [&] {
-        const std::string& last = log.lines.back();
-        if (last.starts_with("gemm 0 1 ") &&
-            last.ends_with(" " + std::to_string(4 * H) + " " + std::to_string(H)))  // rows x 4H x H
-          seen.push_back(run.dev.progress(2).value_or(0));
-      };
+      record_at_gemms(
+          log, false, true, 4 * H, H, [&] { return run.dev.progress(2); }, seen);
       losses.push_back(t.step(data, {0, 1}).loss);
       ASSERT_EQ(seen.size(), static_cast<size_t>(chunks));
       EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
@@ -444,12 +464,8 @@ TEST(Trainer, NextLayersInputGemmFollowsTheDevicesProgress) {
         Dataset shorter = data;
         shorter.lengths = {T, T / 2};
         seen.clear();
-        log.on_gemm = [&] {
-          const std::string& last = log.lines.back();
-          if (last.starts_with("gemm 0 1 ") &&
-              last.ends_with(" " + std::to_string(4 * H) + " " + std::to_string(H)))
-            seen.push_back(run.dev.progress(4).value_or(0));
-        };
+        record_at_gemms(
+            log, false, true, 4 * H, H, [&] { return run.dev.progress(4); }, seen);
         EXPECT_TRUE(std::isfinite(t.step(shorter, {0, 1}).loss));
         ASSERT_EQ(seen.size(), static_cast<size_t>(chunks));
         EXPECT_LT(seen.front(), static_cast<uint32_t>(T))
@@ -466,13 +482,10 @@ TEST(Trainer, NextLayersInputGemmFollowsTheDevicesProgress) {
 // layer 1 has steps left. The next step's loss (after the update) is the
 // same bit for bit with one part and on the model.
 TEST(Trainer, LowerLayersDhFollowsTheDevicesBackwardProgress) {
-  const int I = 3, H = 32, T = 64, B = 2;
-  Dataset data = synthetic_task("sine", T, B, 4);
-  data.x = {{T, B, I}, std::vector<float>(static_cast<size_t>(T) * B * I, 0.25f)};
+  const int I = kStreamI, H = kStreamH, T = kStreamT, B = kStreamB;
+  const Dataset data = streaming_batch();
   std::vector<double> losses;
-  const std::string model = "model://?pes=4&chains=2&hidden=32&batch=4";  // sim://'s model
-  for (const auto& [uri, chunks] :
-       std::vector<std::pair<std::string, int>>{{"sim://?seed=2", 8}, {model, 8}, {model, 1}}) {
+  for (const auto& [uri, chunks] : kStreamRuns) {
     SCOPED_TRACE(uri + ", " + std::to_string(chunks) + " parts");
     LoggedRun run(uri);
     HostLog& log = run.log;
@@ -482,12 +495,8 @@ TEST(Trainer, LowerLayersDhFollowsTheDevicesBackwardProgress) {
     t.step(data, {0, 1});  // BACKWARDs 0 (layer 1) and 1 (layer 0); the buffers now exist
     const size_t from = log.lines.size();
     std::vector<uint32_t> seen;  // BACKWARD 2's progress as each part of layer 1's dx GEMM starts
-    log.on_gemm = [&] {
-      const std::string& last = log.lines.back();
-      if (last.starts_with("gemm 0 0 ") &&
-          last.ends_with(" " + std::to_string(H) + " " + std::to_string(4 * H)))  // rows x H x 4H
-        seen.push_back(run.dev.backward_progress(2).value_or(0));
-    };
+    record_at_gemms(
+        log, false, false, H, 4 * H, [&] { return run.dev.backward_progress(2); }, seen);
     t.step(data, {0, 1});
     log.on_gemm = nullptr;
     ASSERT_EQ(seen.size(), static_cast<size_t>(chunks));
