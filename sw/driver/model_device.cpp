@@ -132,11 +132,20 @@ struct Traffic {
     counted.nonfinite_inputs += count_nonfinite(w.data(), w.size());
     return w;
   }
-  void out(const BufferRef& ref, const Words& w) {
-    if (!ref) return;
-    if (!w.empty()) std::memcpy(ref.buffer->data() + ref.offset, w.data(), 4 * w.size());
-    counted.words_written += w.size();
-    counted.nonfinite_outputs += count_nonfinite(w.data(), w.size());
+  void out(const BufferRef& ref, const Words& w) { out_part(ref, w, 0, w.size()); }
+  // Words [first, first + n) of the stream: into dst's same words (in_part),
+  // or from w's (out_part); nothing for an optional stream left empty.
+  void in_part(const BufferRef& ref, Words& dst, size_t first, size_t n) {
+    if (!ref || n == 0) return;
+    std::memcpy(dst.data() + first, ref.buffer->data() + ref.offset + first, 4 * n);
+    counted.words_read += n;
+    counted.nonfinite_inputs += count_nonfinite(dst.data() + first, n);
+  }
+  void out_part(const BufferRef& ref, const Words& w, size_t first, size_t n) {
+    if (!ref || n == 0) return;
+    std::memcpy(ref.buffer->data() + ref.offset + first, w.data() + first, 4 * n);
+    counted.words_written += n;
+    counted.nonfinite_outputs += count_nonfinite(w.data() + first, n);
   }
 };
 
@@ -231,16 +240,15 @@ class ModelDevice final : public Device {
     store->filled_by = s;
     return submit(what, a.bank, ranges, [this, a, store, S, H, G, SW, B] {
       const LayerShape& s = a.shape;
-      await_inputs(a.sync, s.steps, "FORWARD");
+      const engine::Config cfg = driver::engine_config(s, caps_.num_pe, caps_.num_chains);
       Traffic io;
-      const Words xp = io.in(a.xp, S * H * G);
+      Words xp(S * H * G, 0);
       const Words state_in = io.in(a.state_in, B * H * SW);
+      const engine::StepHooks hooks = stream_steps(cfg, a.sync, false, io, a.xp, xp, H * G, a.h, H);
       const engine::Weights& w = bank(a.bank).w;
-      engine::ForwardResult r = engine::forward(driver::engine_config(s, caps_.num_pe, caps_.num_chains), w, xp, state_in, threads_);
-      io.out(a.h, r.h);
+      engine::ForwardResult r = engine::forward(cfg, w, xp, state_in, threads_, &hooks);
       io.out(a.state_out, r.state_out);
       store->records = std::move(r.records);
-      report_progress(a.sync, s.steps);
       io.counted.forwards = 1;
       io.counted.macs = Dims(s).macs();
       return io.counted;
@@ -259,16 +267,16 @@ class ModelDevice final : public Device {
     check_store_filled(store->filled_by, s, what);
     return submit(what, a.bank, ranges, [this, a, store, S, H, B] {
       const LayerShape& s = a.shape;
-      await_inputs(a.sync, s.steps, "BACKWARD");
+      const engine::Config cfg = driver::engine_config(s, caps_.num_pe, caps_.num_chains);
       Traffic io;
-      const Words dh = io.in(a.dh, S * H);
+      Words dh(S * H, 0);
       const Words carry = io.in(a.carry_in, B * H);
+      const engine::StepHooks hooks =
+          stream_steps(cfg, a.sync, true, io, a.dh, dh, H, a.delta, H * engine::kDeltaWords);
       const engine::Weights& w = bank(a.bank).w;
       const engine::BackwardResult r =
-          engine::backward(driver::engine_config(s, caps_.num_pe, caps_.num_chains), w, store->records, dh, carry, threads_);
-      io.out(a.delta, r.delta);
+          engine::backward(cfg, w, store->records, dh, carry, threads_, &hooks);
       io.out(a.dstate, r.state_out);
-      report_progress(a.sync, s.steps);
       io.counted.backwards = 1;
       io.counted.macs = Dims(s).macs();
       return io.counted;
@@ -308,9 +316,38 @@ class ModelDevice final : public Device {
   }
 
  private:
-  // The model reads a command's inputs at once: a gated command waits until
-  // every step is ready (bounded: a producer that never finishes is an error).
-  void await_inputs(const StepSync& sync, int steps, const char* op) {
+  // A command's streams step by step, as the core moves them: step k's rows
+  // of the input stream (`in_words` words a packed row) are read once the
+  // gate counts k + 1 ready steps; its rows of the output stream are written
+  // when it ends, then the progress word (every `sync.every` steps and after
+  // the last). FORWARD's step k is time k, BACKWARD's time T-1-k.
+  engine::StepHooks stream_steps(const engine::Config& cfg, const StepSync& sync, bool backward,
+                                 Traffic& io, const BufferRef& in, Words& in_words, size_t in_row,
+                                 const BufferRef& out, size_t out_row) {
+    const char* op = backward ? "BACKWARD" : "FORWARD";
+    const auto rows = [cfg, backward](int k) {
+      const int t = backward ? cfg.steps - 1 - k : k;
+      return std::make_pair(static_cast<size_t>(cfg.steps_before(t)),
+                            static_cast<size_t>(cfg.active_at(t)));
+    };
+    engine::StepHooks hooks;
+    hooks.input = [this, rows, sync, op, &io, in, &in_words, in_row](int k) {
+      await_step(sync, k + 1, op);
+      const auto [first, n] = rows(k);
+      io.in_part(in, in_words, first * in_row, n * in_row);
+    };
+    hooks.done = [rows, sync, &io, out, out_row, steps = cfg.steps](int k, const Words& w) {
+      const auto [first, n] = rows(k);
+      io.out_part(out, w, first * out_row, n * out_row);
+      if (sync.progress && ((k + 1) % std::max(1, sync.every) == 0 || k + 1 == steps)) {
+        sync.progress.store_word(static_cast<uint32_t>(k + 1));
+      }
+    };
+    return hooks;
+  }
+  // Waits until the gate counts `steps` ready steps (bounded: a producer that
+  // stops is an error).
+  void await_step(const StepSync& sync, int steps, const char* op) {
     if (!sync.gated()) return;
     const auto deadline = Clock::now() + std::chrono::seconds(60);
     for (;;) {
@@ -321,12 +358,8 @@ class ModelDevice final : public Device {
         throw TimeoutError(std::string(op) + ": the input gate stayed at " + std::to_string(count) + " of " +
                            std::to_string(steps) + " ready steps for 60 s");
       }
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
-  }
-  static void report_progress(const StepSync& sync, int steps) {
-    if (!sync.progress) return;
-    sync.progress.store_word(static_cast<uint32_t>(steps));
   }
 
   struct Task {

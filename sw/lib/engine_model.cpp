@@ -3,7 +3,9 @@
 #include "farnn/engine_model.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <barrier>
+#include <exception>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -49,6 +51,40 @@ void run_team(int workers, const Body& body) {
   for (int id = 1; id < workers; ++id) pool.emplace_back([&, id] { body(id, sync); });
   body(0, sync);
 }
+
+// A command's StepHooks, called by worker 0. A hook's exception is kept and
+// raises `stop`, which every worker reads after its next barrier (worker 0
+// raised it before arriving there), so the whole team returns together; the
+// caller rethrows once the team has ended.
+class HookCaller {
+ public:
+  explicit HookCaller(const StepHooks* hooks) : hooks_(hooks) {}
+  void input(int id, int k) {
+    if (id == 0 && hooks_ && hooks_->input) guarded([&] { hooks_->input(k); });
+  }
+  void done(int id, int k, const std::vector<uint32_t>& out) {
+    if (id == 0 && hooks_ && hooks_->done) guarded([&] { hooks_->done(k, out); });
+  }
+  bool stopped() const { return stop_.load(std::memory_order_relaxed); }
+  void rethrow() const {
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  template <class F>
+  void guarded(const F& f) {
+    if (stopped()) return;
+    try {
+      f();
+    } catch (...) {
+      error_ = std::current_exception();
+      stop_.store(true, std::memory_order_relaxed);
+    }
+  }
+  const StepHooks* hooks_;
+  std::exception_ptr error_;
+  std::atomic<bool> stop_{false};
+};
 
 // [begin, end) of worker id's share of `items`, in whole multiples of `grain`.
 std::pair<int, int> share(int items, int grain, int id, int workers) {
@@ -342,7 +378,7 @@ std::vector<uint32_t> chain_backward(const Config& cfg, const std::vector<uint32
 }
 
 ForwardResult forward(const Config& cfg, const Weights& w, const std::vector<uint32_t>& xp,
-                      const std::vector<uint32_t>& state_in, int threads) {
+                      const std::vector<uint32_t>& state_in, int threads, const StepHooks* hooks) {
   validate(cfg, w);
   const int H = cfg.hidden, B = cfg.batch, T = cfg.steps, G = gates(cfg.cell);
   const int GH = G * H, SW = state_words(cfg.cell);
@@ -371,6 +407,7 @@ ForwardResult forward(const Config& cfg, const Weights& w, const std::vector<uin
   out.records.resize(S * H * kRecordWords);
   out.state_out.reserve(static_cast<size_t>(B) * H * SW);
   const int workers = std::min(workers_for(threads, GH, H, B), u.blocks);
+  HookCaller hook(hooks);
   run_team(workers, [&](int id, const auto& sync) {
     const auto [q0, q1] = share(u.blocks, 1, id, workers);
     const auto [j0, j1] = share(H, 1, id, workers);
@@ -378,6 +415,7 @@ ForwardResult forward(const Config& cfg, const Weights& w, const std::vector<uin
     std::vector<uint32_t*> ap;
     std::vector<int> slot, step;
     for (int t = 0; t < T; ++t) {
+      hook.input(id, t);  // xp's rows of step t are read after the next barrier
       hp.clear(), ap.clear(), slot.clear(), step.clear();
       for (int b = 0; b < B; ++b) {
         const int p = cfg.packed_index(t, b);
@@ -387,6 +425,7 @@ ForwardResult forward(const Config& cfg, const Weights& w, const std::vector<uin
       const int n = static_cast<int>(slot.size());
       kernels::forward_rows(u, sums, hp.data(), ap.data(), n, q0, q1);
       sync();
+      if (hook.stopped()) return;
       for (int i = 0; i < n; ++i) {
         const int b = slot[static_cast<size_t>(i)];
         const uint32_t* x = &xp[static_cast<size_t>(step[static_cast<size_t>(i)]) * GH];
@@ -402,8 +441,10 @@ ForwardResult forward(const Config& cfg, const Weights& w, const std::vector<uin
         }
       }
       sync();
+      hook.done(id, t, out.h);
     }
   });
+  hook.rethrow();
   for (int b : cfg.end_order()) {
     for (int j = 0; j < H; ++j) {
       out.state_out.push_back(h[b][j]);
@@ -414,7 +455,8 @@ ForwardResult forward(const Config& cfg, const Weights& w, const std::vector<uin
 }
 
 BackwardResult backward(const Config& cfg, const Weights& w, const std::vector<uint32_t>& records,
-                        const std::vector<uint32_t>& dh, const std::vector<uint32_t>& carry_in, int threads) {
+                        const std::vector<uint32_t>& dh, const std::vector<uint32_t>& carry_in,
+                        int threads, const StepHooks* hooks) {
   validate(cfg, w);
   const int H = cfg.hidden, B = cfg.batch, T = cfg.steps, G = gates(cfg.cell);
   const int GH = G * H, SW = state_words(cfg.cell);
@@ -434,6 +476,7 @@ BackwardResult backward(const Config& cfg, const Weights& w, const std::vector<u
   out.delta.resize(S * H * kDeltaWords);
   out.state_out.resize(static_cast<size_t>(B) * H * SW);
   const int workers = std::min(workers_for(threads, GH, H, B), u.padded_cols / kernels::kLanes);
+  HookCaller hook(hooks);
   run_team(workers, [&](int id, const auto& sync) {
     const auto [c0, c1] = share(u.padded_cols, kernels::kLanes, id, workers);
     const auto [j0, j1] = share(H, 1, id, workers);
@@ -441,6 +484,7 @@ BackwardResult backward(const Config& cfg, const Weights& w, const std::vector<u
     std::vector<uint32_t*> rp;
     std::vector<int> slot, step;
     for (int t = T - 1; t >= 0; --t) {
+      hook.input(id, T - 1 - t);  // dh's rows of time t are read after the next barrier
       dp.clear(), rp.clear(), slot.clear(), step.clear();
       for (int b = 0; b < B; ++b) {
         const int p = cfg.packed_index(t, b);
@@ -453,6 +497,7 @@ BackwardResult backward(const Config& cfg, const Weights& w, const std::vector<u
       }
       kernels::backward_cols(u, cfg.num_pe, cfg.num_chains, dp.data(), rp.data(), static_cast<int>(dp.size()), c0, c1);
       sync();
+      if (hook.stopped()) return;
       for (size_t i = 0; i < slot.size(); ++i) {
         const int b = slot[i];
         for (int j = j0; j < j1; ++j) {
@@ -466,12 +511,14 @@ BackwardResult backward(const Config& cfg, const Weights& w, const std::vector<u
         }
       }
       sync();
+      hook.done(id, T - 1 - t, out.delta);
     }
     // Final reduction: dh0 = U^T delta_0 (+ the GRU direct term), dc0 = carry.
     dp.clear(), rp.clear();
     for (int b = 0; b < B; ++b) dp.push_back(rows[b].data()), rp.push_back(dh_rec[b].data());
     kernels::backward_cols(u, cfg.num_pe, cfg.num_chains, dp.data(), rp.data(), B, c0, c1);
     sync();
+    if (hook.stopped()) return;
     for (int b = 0; b < B; ++b) {
       for (int j = j0; j < j1; ++j) {
         const size_t n = (static_cast<size_t>(b) * H + j) * SW;
@@ -485,6 +532,7 @@ BackwardResult backward(const Config& cfg, const Weights& w, const std::vector<u
       }
     }
   });
+  hook.rethrow();
   return out;
 }
 

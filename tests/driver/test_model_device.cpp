@@ -324,15 +324,19 @@ TEST(ModelDeviceQueue, TwoThreadsShareADevice) {
   EXPECT_EQ(dev->counters().forwards, 10u);
 }
 
-// A gated FORWARD waits for every step's input (the model reads them at
-// once) and writes its progress once, at the end; a doorbell gates BACKWARD.
-TEST(ModelDevice, StepSyncWaitsForTheProducer) {
+// The model streams like the core: a gated FORWARD runs the steps whose
+// input is ready and stops there, with their h rows written and its progress
+// word counting them; a doorbell gates BACKWARD the same way, whose progress
+// (every 3 steps here) comes every 3 steps and after the last. The results are
+// those of the ungated command.
+TEST(ModelDevice, StepSyncStreamsStepByStep) {
   auto dev = Device::open("model://?pes=4");
   farnn::test::SeededRng rng(8);
   LayerShape s;
   s.hidden = 5;
   s.batch = 2;
   s.steps = 4;
+  s.lengths = {4, 2};
   const LayerData d = make_layer(s, 4, rng);
   const size_t H = s.hidden, S = s.packed_steps(), B = s.batch, W = state_words(s.cell);
   BufferPtr w = buffer_of(*dev, d.w.w_hh, Access::kRead, "w_hh"), b = buffer_of(*dev, d.w.b_hh, Access::kRead, "b");
@@ -343,23 +347,47 @@ TEST(ModelDevice, StepSyncWaitsForTheProducer) {
   auto word = [&](size_t i) -> std::atomic_ref<uint32_t> {
     return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(sync->data() + i));
   };
-  word(0).store(3);
-  word(1).store(0);
+  // Packed rows before time t: steps 0 and 1 hold 2 rows each, 2 and 3 one.
+  const auto rows_before = [&](int t) { return static_cast<size_t>(s.packed_index(t, 0)); };
+  word(0).store(0);
+  word(1).store(0xffffffffu);
   GateStorePtr store = dev->alloc_gate_store(s);
   JobPtr fw = dev->forward({s, 0, {xp}, {st}, {h}, {so}, store, 0, {{sync, 0}, -1, {sync, 1}, 1}});
+  EXPECT_THROW(fw->wait(std::chrono::milliseconds(50)), TimeoutError) << "ran with no step ready";
+  EXPECT_EQ(word(1).load(), 0xffffffffu) << "a step ran before its input was ready";
+  word(1).store(0);
+  word(0).store(3);
+  EXPECT_EQ(fw->wait_progress({sync, 1}, 3), 3u);
   EXPECT_THROW(fw->wait(std::chrono::milliseconds(50)), TimeoutError) << "ran with 3 of 4 steps ready";
-  EXPECT_EQ(word(1).load(), 0u);
+  EXPECT_EQ(word(1).load(), 3u);
+  const std::vector<uint32_t> first3 = words_of(h, 0, rows_before(3) * H);
+  EXPECT_EQ(first3, std::vector<uint32_t>(d.fw.h.begin(),
+                                          d.fw.h.begin() + static_cast<long>(rows_before(3) * H)))
+      << "the finished steps' h is not in host memory";
   word(0).store(4);
-  fw->wait();
+  EXPECT_EQ(fw->wait().delta.words_read, d.xp.size() + d.state_in.size()) << "every word read once";
   EXPECT_EQ(word(1).load(), 4u);
   EXPECT_EQ(words_of(h, 0, S * H), d.fw.h);
+  EXPECT_EQ(words_of(so, 0, B * H * W), d.fw.state_out);
   BufferPtr dh = buffer_of(*dev, d.dh, Access::kRead, "dh"), c = buffer_of(*dev, d.carry, Access::kRead, "c");
   BufferPtr delta = dev->alloc(S * H * kDeltaWords, Access::kWrite, "delta");
+  word(1).store(0);
   dev->ring_step_doorbell(2, 0);
-  JobPtr bw = dev->backward({s, 0, store, {dh}, {c}, {delta}, {}, 0, {{}, 2, {}, 1}});
+  JobPtr bw = dev->backward({s, 0, store, {dh}, {c}, {delta}, {}, 0, {{}, 2, {sync, 1}, 3}});
+  EXPECT_THROW(bw->wait(std::chrono::milliseconds(50)), TimeoutError);
+  dev->ring_step_doorbell(2, 2);
+  EXPECT_THROW(bw->wait_progress({sync, 1}, 1, std::chrono::milliseconds(50)), TimeoutError)
+      << "progress before the third step";
+  dev->ring_step_doorbell(2, 3);
+  EXPECT_EQ(bw->wait_progress({sync, 1}, 3), 3u);
+  // Times 3, 2, 1 are done: every delta row from time 1 on (packed rows 2..).
+  const size_t from = rows_before(1) * H * kDeltaWords;
+  EXPECT_EQ(words_of(delta, from, S * H * kDeltaWords - from),
+            std::vector<uint32_t>(d.bw.delta.begin() + static_cast<long>(from), d.bw.delta.end()));
   EXPECT_THROW(bw->wait(std::chrono::milliseconds(50)), TimeoutError);
   dev->ring_step_doorbell(2, 4);
-  bw->wait();
+  EXPECT_EQ(bw->wait().delta.words_read, d.dh.size() + d.carry.size());
+  EXPECT_EQ(word(1).load(), 4u) << "progress after the last step";
   EXPECT_EQ(words_of(delta, 0, S * H * kDeltaWords), d.bw.delta);
 }
 

@@ -206,6 +206,87 @@ TEST(EngineModel, ThreadsDoNotChangeResults) {
   }
 }
 
+// StepHooks, on one thread and on a team of 3: input(k) comes before step k
+// reads its rows (here it copies them into an array that starts zero) and
+// done(k) once step k's rows of the output are final, in step order
+// (BACKWARD's step k is time T-1-k), with the unhooked results. An
+// exception from a hook ends the command after that step, on every thread,
+// and comes out of forward()/backward().
+TEST(EngineModel, StepHooksStreamRowsInStepOrder) {
+  engine::Config cfg{Cell::kLstm, 256, 3, 4, 7};
+  cfg.lengths = {4, 2, 3};
+  Rng rng(32);
+  const LayerCase lc = make_layer_case(rng, engine::Config{Cell::kLstm, 256, 3, 4, 7}, 4);
+  const size_t GH = static_cast<size_t>(cfg.gate_rows()), H = 256,
+               S = static_cast<size_t>(cfg.packed_steps());
+  const std::vector<uint32_t> xp(lc.xp.begin(), lc.xp.begin() + static_cast<long>(S * GH));
+  const std::vector<uint32_t> dh(lc.dh_bits.begin(), lc.dh_bits.begin() + static_cast<long>(S * H));
+  const auto fw1 = engine::forward(cfg, lc.weights, xp, lc.state_in_fw, 1);
+  const auto bw1 = engine::backward(cfg, lc.weights, fw1.records, dh, lc.carry_in, 1);
+  const auto rows = [&](int t) {
+    return std::make_pair(static_cast<size_t>(cfg.steps_before(t)),
+                          static_cast<size_t>(cfg.active_at(t)));
+  };
+  for (int threads : {1, 3}) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    for (const bool backward : {false, true}) {
+      const size_t in_row = backward ? H : GH, out_row = backward ? H * engine::kDeltaWords : H;
+      const std::vector<uint32_t>& src = backward ? dh : xp;
+      const std::vector<uint32_t>& want = backward ? bw1.delta : fw1.h;
+      std::vector<uint32_t> in(src.size(), 0), streamed(want.size(), 0);
+      std::vector<std::string> calls;
+      engine::StepHooks hooks;
+      hooks.input = [&](int k) {
+        calls.push_back("input " + std::to_string(k));
+        const auto [first, n] = rows(backward ? cfg.steps - 1 - k : k);
+        std::copy_n(src.begin() + static_cast<long>(first * in_row), n * in_row,
+                    in.begin() + static_cast<long>(first * in_row));
+      };
+      hooks.done = [&](int k, const std::vector<uint32_t>& out) {
+        calls.push_back("done " + std::to_string(k));
+        const auto [first, n] = rows(backward ? cfg.steps - 1 - k : k);
+        std::copy_n(out.begin() + static_cast<long>(first * out_row), n * out_row,
+                    streamed.begin() + static_cast<long>(first * out_row));
+      };
+      if (backward) {
+        const auto bw =
+            engine::backward(cfg, lc.weights, fw1.records, in, lc.carry_in, threads, &hooks);
+        EXPECT_EQ(bw.delta, bw1.delta);
+        EXPECT_EQ(bw.state_out, bw1.state_out);
+      } else {
+        const auto fw = engine::forward(cfg, lc.weights, in, lc.state_in_fw, threads, &hooks);
+        EXPECT_EQ(fw.h, fw1.h);
+        EXPECT_EQ(fw.state_out, fw1.state_out);
+      }
+      EXPECT_EQ(streamed, want) << "a step's rows were not final at done()";
+      EXPECT_EQ(calls, (std::vector<std::string>{"input 0", "done 0", "input 1", "done 1",
+                                                 "input 2", "done 2", "input 3", "done 3"}));
+      // A hook that throws: at input(2), then at done(1).
+      for (const char* where : {"input", "done"}) {
+        calls.clear();
+        engine::StepHooks failing;
+        failing.input = [&](int k) {
+          calls.push_back("input " + std::to_string(k));
+          if (k == 2 && where[0] == 'i') throw std::runtime_error("gate closed");
+        };
+        failing.done = [&](int k, const std::vector<uint32_t>&) {
+          calls.push_back("done " + std::to_string(k));
+          if (k == 1 && where[0] == 'd') throw std::runtime_error("gate closed");
+        };
+        const auto run = [&] {
+          if (backward)
+            engine::backward(cfg, lc.weights, fw1.records, dh, lc.carry_in, threads, &failing);
+          else
+            engine::forward(cfg, lc.weights, xp, lc.state_in_fw, threads, &failing);
+        };
+        EXPECT_THROW(run(), std::runtime_error) << where;
+        EXPECT_EQ(calls.back(), where[0] == 'i' ? "input 2" : "done 1")
+            << "a hook ran after the one that threw";
+      }
+    }
+  }
+}
+
 // The chains' tree pairs neighbours level by level: with 4 chains it adds
 // (s0 + s1) + (s2 + s3), which rounds differently from a running sum; with
 // 5 the last one waits for the top level. Chains must divide the PEs.

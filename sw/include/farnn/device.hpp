@@ -228,8 +228,8 @@ struct StepSync {
   // doorbell `doorbell` (0..3, see ring_step_doorbell), else no gate.
   BufferRef ready;
   int doorbell = -1;
-  // The device writes the count of finished steps to the word at `progress`
-  // every `every` steps and after the last (the model: once, at the end).
+  // The device writes the count of finished steps (their output rows are in
+  // host memory) to the word at `progress` every `every` steps and after the last.
   BufferRef progress;
   int every = 1;
   bool gated() const { return static_cast<bool>(ready) || doorbell >= 0; }

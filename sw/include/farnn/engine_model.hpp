@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -123,13 +124,28 @@ inline int max_resident_hidden(Cell cell, int num_pe, int weight_depth, int max_
 // Index helpers between PyTorch gate-major rows and chain rows.
 inline int chain_row(int gate, int unit, int num_gates) { return num_gates * unit + gate; }
 
+// Per-step callbacks of forward() and backward(), for a caller that streams
+// a command's input and output step by step. Step k is the command's k-th
+// (FORWARD: time k; BACKWARD: the k-th from the end). `input(k)` runs before
+// step k reads its rows of xp (FORWARD) or dh (BACKWARD), so it may wait for
+// them and write them into the array the caller passed; `done(k, out)` runs
+// once step k's rows of `out` (h or delta, packed, as returned) are final.
+// Both run on the calling thread, in step order. An exception from either
+// ends the command after the step in progress and is rethrown.
+struct StepHooks {
+  std::function<void(int k)> input;
+  std::function<void(int k, const std::vector<uint32_t>& out)> done;
+};
+
 // `threads` > 1 shares each step's products and units among that many
 // threads (used from 512K MACs per step; the results do not depend on it).
 ForwardResult forward(const Config& cfg, const Weights& w, const std::vector<uint32_t>& xp,
-                      const std::vector<uint32_t>& state_in, int threads = 1);
+                      const std::vector<uint32_t>& state_in, int threads = 1,
+                      const StepHooks* hooks = nullptr);
 
 BackwardResult backward(const Config& cfg, const Weights& w, const std::vector<uint32_t>& records,
-                        const std::vector<uint32_t>& dh, const std::vector<uint32_t>& carry_in, int threads = 1);
+                        const std::vector<uint32_t>& dh, const std::vector<uint32_t>& carry_in,
+                        int threads = 1, const StepHooks* hooks = nullptr);
 
 // FW sums per row: a PE holding fewer than kFwSplitRows rows (rows =
 // ceil(G*H / num_pe)) keeps S sums per row, column c in sum c mod S, each
