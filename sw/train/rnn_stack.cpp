@@ -404,11 +404,21 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
   std::fill(m.bank_unit.begin(), m.bank_unit.end(), -1);
   m.records.clear();
 
+  // Every device buffer of the step before its first command: a new buffer
+  // changes the core's address windows, which waits for the core to go idle,
+  // so one allocated midway would make a streamed layer wait for the whole
+  // layer below.
   const size_t gates_per_unit = m.groups.size();
   ensure(dev_, nullptr, m.ready, static_cast<size_t>(L) * D * gates_per_unit, Access::kRead,
          "ready");
   ensure(dev_, nullptr, m.progress, static_cast<size_t>(L) * D * gates_per_unit, Access::kWrite,
          "progress");
+  for (Impl::Unit& u : m.units) {
+    ensure(dev_, &be_, u.xp, m.rows_cap() * G * H, Access::kRead, "xp");
+    ensure(dev_, &be_, u.h, m.rows_cap() * H, Access::kWrite, "h");
+    ensure(dev_, nullptr, u.state_out, static_cast<size_t>(batch) * H * SW, Access::kWrite,
+           "state_out");
+  }
   // One direction: layer l+1's input GEMM follows layer l's FORWARDs step by
   // step (their progress words), so layer l is waited for only after it.
   const bool stream = D == 1;
@@ -465,10 +475,6 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
       Impl::Unit& u = m.units[static_cast<size_t>(i)];
       const Param& w_ih = params_[static_cast<size_t>(4 * i)];
       const Param& b_ih = params_[static_cast<size_t>(4 * i + 2)];
-      ensure(dev_, &be_, u.xp, m.rows_cap() * G * H, Access::kRead, "xp");
-      ensure(dev_, &be_, u.h, m.rows_cap() * H, Access::kWrite, "h");
-      ensure(dev_, nullptr, u.state_out, static_cast<size_t>(batch) * H * SW, Access::kWrite,
-             "state_out");
       // The unit's weights into a bank, then its FORWARDs (one per group),
       // each gated on a ready-steps word: it reads step t's xp once the word
       // is above t.

@@ -426,10 +426,11 @@ void record_at_gemms(HostLog& log, bool ta, bool tb, int n, int k,
 // One direction: layer 1's input GEMM follows layer 0's FORWARD step by step.
 // Layer 1's FORWARD is queued (gated) while layer 0's runs, and each part of
 // its input GEMM waits only for the layer-0 steps it reads: on sim://, whose
-// core writes its progress word as it goes, the first part runs while layer 0
-// has steps left. (The first step of a run does not show it: its new buffers
-// change the core's address windows, which waits for the core to go idle.)
-// On model:// (progress at the end) the parts wait for the whole FORWARD.
+// core writes its progress word as it goes and whose time advances only
+// while the host waits, the first part runs while layer 0 has steps left,
+// from the run's first step on (every buffer exists before its first
+// command: a new one would wait for the core to go idle). model:// streams
+// the same way but runs freely, so there the counts are timing's.
 // The loss equals that of one part, which waits for all of layer 0, bit for bit.
 TEST(Trainer, NextLayersInputGemmFollowsTheDevicesProgress) {
   const int I = kStreamI, H = kStreamH, T = kStreamT;
@@ -443,29 +444,28 @@ TEST(Trainer, NextLayersInputGemmFollowsTheDevicesProgress) {
       TrainConfig c = small_config(CellKind::kLstm, I, H, 2, false);
       c.stack.gemm_chunks = chunks;
       Trainer t(c, run.dev, run.be);
-      t.step(data, {0, 1});        // FORWARDs 0 and 1; the buffers now exist
-      std::vector<uint32_t> seen;  // FORWARD 2's progress as each of layer 1's input GEMMs starts
+      std::vector<uint32_t> seen;  // FORWARD 0's progress as each of layer 1's input GEMMs starts
       record_at_gemms(
-          log, false, true, 4 * H, H, [&] { return run.dev.progress(2); }, seen);
-      losses.push_back(t.step(data, {0, 1}).loss);
+          log, false, true, 4 * H, H, [&] { return run.dev.progress(0); }, seen);
+      losses.push_back(t.step(data, {0, 1}).loss);  // the run's first step
       ASSERT_EQ(seen.size(), static_cast<size_t>(chunks));
       EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
       EXPECT_EQ(seen.back(), static_cast<uint32_t>(T));
       // Layer 1's FORWARD is queued before layer 0's is waited for, and so
       // is each part's wait for layer 0's steps.
-      EXPECT_LT(log.find("submit FORWARD 3"), log.find("wait FORWARD 2"));
-      EXPECT_LT(log.find("progress FORWARD 2 " + std::to_string(T / chunks)),
-                log.find("wait FORWARD 2"));
+      EXPECT_LT(log.find("submit FORWARD 1"), log.find("wait FORWARD 0"));
+      EXPECT_LT(log.find("progress FORWARD 0 " + std::to_string(T / chunks)),
+                log.find("wait FORWARD 0"));
       if (uri.starts_with("sim")) {
         EXPECT_GE(seen.front(), static_cast<uint32_t>(T / chunks));
         EXPECT_LT(seen.front(), static_cast<uint32_t>(T)) << "layer 1 waited for all of layer 0";
         // A batch of other lengths (fewer packed steps) reuses the buffers,
-        // so its layers stream too (FORWARDs 4 and 5).
+        // so its layers stream too (FORWARDs 2 and 3).
         Dataset shorter = data;
         shorter.lengths = {T, T / 2};
         seen.clear();
         record_at_gemms(
-            log, false, true, 4 * H, H, [&] { return run.dev.progress(4); }, seen);
+            log, false, true, 4 * H, H, [&] { return run.dev.progress(2); }, seen);
         EXPECT_TRUE(std::isfinite(t.step(shorter, {0, 1}).loss));
         ASSERT_EQ(seen.size(), static_cast<size_t>(chunks));
         EXPECT_LT(seen.front(), static_cast<uint32_t>(T))
