@@ -419,9 +419,19 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
     ensure(dev_, nullptr, u.state_out, static_cast<size_t>(batch) * H * SW, Access::kWrite,
            "state_out");
   }
-  // One direction: layer l+1's input GEMM follows layer l's FORWARDs step by
-  // step (their progress words), so layer l is waited for only after it.
-  const bool stream = D == 1;
+  // Layer l+1 follows layer l step by step: its first direction's FORWARDs
+  // are queued (gated) while layer l's last direction runs, and each part of
+  // its input GEMM waits (progress words) only for the steps it reads. One
+  // direction: that is all of its input. Bidirectional: the layers run their
+  // directions in alternating order (layer 0 forward then reverse, layer 1
+  // reverse then forward, ...), so a layer's first direction is the one the
+  // layer below ran last, whose steps come in the same time order; the other
+  // half of its input, from the layer below's first direction, has ended by
+  // then. The second direction's input is then complete, and its GEMM runs
+  // while the device runs the first.
+  const auto dir_order = [D](int l) {
+    return D == 2 && l % 2 == 1 ? std::array<int, 2>{1, 0} : std::array<int, 2>{0, 1};
+  };
   const int chunks = std::min(cfg_.gemm_chunks, steps);
   StackOutput out;
   Array h_n(be_, static_cast<size_t>(L) * D * batch * H);
@@ -465,24 +475,29 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
       }
     }
   };
-  std::vector<JobPtr> prev_jobs;  // streaming: the previous layer's FORWARDs, not yet waited for
+  std::vector<JobPtr>
+      prev_jobs;  // the layer below's FORWARDs, [d * groups + k], not yet waited for
   for (int l = 0; l < L; ++l) {
     const int in = l == 0 ? cfg_.input : D * H;
-    if (stream && l > 0) m.x[static_cast<size_t>(l)].resize(be_, static_cast<size_t>(m.S) * in);
-    std::vector<JobPtr> jobs;
-    for (int d = 0; d < D; ++d) {
-      const int i = l * D + d;
+    if (l > 0) m.x[static_cast<size_t>(l)].resize(be_, static_cast<size_t>(m.S) * in);
+    std::vector<JobPtr> jobs(static_cast<size_t>(D) * per_unit);
+    for (int pos = 0; pos < D; ++pos) {
+      const int d = dir_order(l)[static_cast<size_t>(pos)], i = l * D + d;
       Impl::Unit& u = m.units[static_cast<size_t>(i)];
       const Param& w_ih = params_[static_cast<size_t>(4 * i)];
       const Param& b_ih = params_[static_cast<size_t>(4 * i + 2)];
+      // The unit's input, its rows in the direction's time order.
+      if (d == 1) u.x_rev.resize(be_, static_cast<size_t>(m.S) * in);
+      Array& xin = d == 1 ? u.x_rev : m.x[static_cast<size_t>(l)];
       // The unit's weights into a bank, then its FORWARDs (one per group),
       // each gated on a ready-steps word: it reads step t's xp once the word
-      // is above t.
+      // is above t. The layer's last direction reports its progress.
       const int bank = bank_for(i);
       u.stores.clear();  // release the previous batch's stores before allocating this one's
       std::vector<BufferRef> ready;
       // Should anything below throw (a gate store that does not fit, the
-      // backend), every gate opens first: no queued FORWARD waits forever.
+      // backend, the layer below), every gate opens first: no queued FORWARD
+      // waits forever.
       try {
         for (size_t k = 0; k < m.groups.size(); ++k) {
           const Impl::Group& g = m.groups[k];
@@ -498,23 +513,35 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
                         {u.state_out, static_cast<size_t>(g.first) * H * SW},
                         u.stores.back()};
           a.sync.ready = ready.back();
-          if (stream) {
+          if (pos == D - 1) {
             a.sync.progress = m.progress_word(i, k);
             a.sync.progress.store_word(0);
           }
-          jobs.push_back(dev_.forward(a));
-          used_bank(bank, jobs.back(), unit_label(i, static_cast<int>(k)));
+          jobs[static_cast<size_t>(d) * per_unit + k] = dev_.forward(a);
+          used_bank(bank, jobs[static_cast<size_t>(d) * per_unit + k],
+                    unit_label(i, static_cast<int>(k)));
           recorded(i, static_cast<int>(k), bank);
         }
         // The input GEMM in `chunks` parts over time, each published to every
         // group's gate as soon as it is computed; a trace span per part.
         const std::string gemm = "input GEMM l" + std::to_string(l) + (d ? " reverse" : "");
         std::optional<Trace::Scope> prep(std::in_place, trace_, "compute", gemm + ", weights");
-        const float* xin = m.x[static_cast<size_t>(l)].data();
-        if (d == 1) {
-          u.x_rev.resize(be_, static_cast<size_t>(m.S) * in);
-          be_.copy_rows(xin, in, u.x_rev.data(), in, m.S, in, m.rev.data(), 0.0f);
-          xin = u.x_rev.data();
+        // Streamed: the layer below's direction d, part by part below. The
+        // other half of a bidirectional input: the layer below's first
+        // direction, ended, in this direction's time order.
+        const bool follows = l > 0 && pos == 0;
+        if (follows && D == 2) {
+          for (size_t k = 0; k < per_unit; ++k)
+            wait_job(prev_jobs[static_cast<size_t>(1 - d) * per_unit + k]);
+          be_.copy_rows(m.units[static_cast<size_t>((l - 1) * D + 1 - d)].h->data(), H,
+                        xin.data() + (1 - d) * H, in, m.S, H, m.rev.data(), 0.0f);
+        } else if (pos == 1) {
+          // The first direction's input is complete (layer 0: x; above: the
+          // layer below has ended); this one's is it, time reversed.
+          if (l > 0) finish(l - 1, prev_jobs, nullptr);
+          const Array& first =
+              d == 1 ? m.x[static_cast<size_t>(l)] : m.units[static_cast<size_t>(l * D + 1)].x_rev;
+          be_.copy_rows(first.data(), in, xin.data(), in, m.S, in, m.rev.data(), 0.0f);
         }
         u.w_u.resize(be_, static_cast<size_t>(G) * H * in);
         u.w_u4.resize(be_, static_cast<size_t>(4) * H * in);
@@ -525,23 +552,23 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
         for (int c = 0; c < chunks; ++c) {
           const int t0 = steps * c / chunks, t1 = steps * (c + 1) / chunks;
           prep.reset();
-          // Streaming: the previous layer's h of these steps, as its
-          // FORWARDs write them, into this layer's input.
-          for (size_t k = 0; stream && l > 0 && k < m.groups.size(); ++k) {
+          // Streamed: the layer below's h of these steps, as its FORWARDs
+          // write them, into this direction's half of the input.
+          const int below = (l - 1) * D + d;
+          for (size_t k = 0; follows && k < m.groups.size(); ++k) {
             const Impl::Group& g = m.groups[k];
             const int r0 = g.rows_before(t0), rows = g.rows_before(t1) - r0;
             if (rows == 0) continue;
             {
               Trace::Scope w(trace_, "host",
-                             "wait for l" + std::to_string(l - 1) + "'s steps " +
-                                 std::to_string(t0) + "-" + std::to_string(t1 - 1));
-              prev_jobs[k]->wait_progress(m.progress_word(i - 1, k),
-                                          static_cast<uint32_t>(std::min(t1, g.shape.steps)));
+                             "wait for " + unit_label(below) + "'s steps " + std::to_string(t0) +
+                                 "-" + std::to_string(t1 - 1));
+              prev_jobs[static_cast<size_t>(d) * per_unit + k]->wait_progress(
+                  m.progress_word(below, k), static_cast<uint32_t>(std::min(t1, g.shape.steps)));
             }
-            const Impl::Unit& below = m.units[static_cast<size_t>(i - 1)];
-            be_.copy_rows(below.h->data() + static_cast<size_t>(r0) * H, H,
-                          m.x[static_cast<size_t>(l)].data() + static_cast<size_t>(r0) * H, H, rows,
-                          H, nullptr, 0.0f);
+            be_.copy_rows(
+                m.units[static_cast<size_t>(below)].h->data() + static_cast<size_t>(r0) * H, H,
+                xin.data() + static_cast<size_t>(r0) * in + d * H, in, rows, H, nullptr, 0.0f);
           }
           Trace::Scope part(trace_, "compute",
                             gemm + ", part " + std::to_string(c + 1) + "/" +
@@ -551,8 +578,8 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
             const int r0 = g.rows_before(t0), rows = g.rows_before(t1) - r0;
             if (rows == 0) continue;
             float* xp = u.xp->data() + static_cast<size_t>(r0) * G * H;
-            be_.gemm(false, true, rows, G * H, in, 1.0f, xin + static_cast<size_t>(r0) * in, in,
-                     u.w_u.data(), in, 0.0f, xp, G * H);
+            be_.gemm(false, true, rows, G * H, in, 1.0f, xin.data() + static_cast<size_t>(r0) * in,
+                     in, u.w_u.data(), in, 0.0f, xp, G * H);
             be_.add_row_vector(xp, rows, G * H, G * H, u.b_u.data());
           }
           be_.synchronize();
@@ -564,26 +591,15 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
         throw;
       }
     }
-    if (stream) {
-      // The layer below is done with (its h went into this layer's input part
-      // by part); its bank is then free for the next layer's weights, which
-      // load while this layer runs.
-      if (l > 0) finish(l - 1, prev_jobs, nullptr);
-      if (l + 1 < L) preload((l + 1) * D);
-      prev_jobs = jobs;
-      if (l + 1 == L) {
-        y = Array(be_, static_cast<size_t>(m.S) * D * H);
-        finish(l, jobs, &y);
-      }
-      continue;
-    }
-    // The next layer's weights go into a free bank while this layer runs.
-    if (l + 1 < L) preload((l + 1) * D);
-    Array next(be_, static_cast<size_t>(m.S) * D * H);
-    finish(l, jobs, &next);
-    if (l + 1 < L) m.x[static_cast<size_t>(l + 1)] = std::move(next);
-    else y = std::move(next);
+    // One direction: the layer below is done with (its h went into this
+    // layer's input part by part). Its bank is then free for the next
+    // layer's weights, which load while this layer runs.
+    if (D == 1 && l > 0) finish(l - 1, prev_jobs, nullptr);
+    if (l + 1 < L) preload((l + 1) * D + dir_order(l + 1)[0]);
+    prev_jobs = std::move(jobs);
   }
+  y = Array(be_, static_cast<size_t>(m.S) * D * H);
+  finish(L - 1, prev_jobs, &y);
   Array y_padded(be_, static_cast<size_t>(steps) * batch * D * H);
   be_.copy_rows(y.data(), D * H, y_padded.data(), D * H, steps * batch, D * H, m.unpack.data(),
                 0.0f);

@@ -476,6 +476,59 @@ TEST(Trainer, NextLayersInputGemmFollowsTheDevicesProgress) {
   for (double l : losses) EXPECT_EQ(l, losses[0]);
 }
 
+// Bidirectional: the layers run their directions in alternating order, so
+// each layer's first direction follows the direction the layer below ran
+// last, step by step: layer 1 runs reverse then forward, following layer 0's
+// reverse (FORWARD 1); layer 2 runs forward then reverse, following layer
+// 1's forward (FORWARD 3). Each layer's second direction starts with its
+// input complete. On sim:// the first parts run while the direction below
+// has steps left; the loss equals the model's and that of one part.
+TEST(Trainer, BidirectionalLayersFollowTheDirectionBelow) {
+  const int I = kStreamI, H = kStreamH, T = kStreamT;
+  const Dataset data = streaming_batch();
+  std::vector<double> losses;
+  for (const auto& [uri, chunks] : kStreamRuns) {
+    SCOPED_TRACE(uri + ", " + std::to_string(chunks) + " parts");
+    LoggedRun run(uri);
+    HostLog& log = run.log;
+    TrainConfig c = small_config(CellKind::kLstm, I, H, 3, true);
+    c.stack.gemm_chunks = chunks;
+    Trainer t(c, run.dev, run.be);
+    const size_t n = static_cast<size_t>(chunks);
+    // As each part of layers 1 and 2's input GEMMs starts (2 directions
+    // each): the progress of the direction below that layer 1, then 2, follows.
+    std::vector<uint32_t> seen;
+    record_at_gemms(
+        log, false, true, 4 * H, 2 * H,
+        [&] { return run.dev.progress(seen.size() < 2 * n ? 1 : 3); }, seen);
+    losses.push_back(t.step(data, {0, 1}).loss);
+    ASSERT_EQ(seen.size(), 4 * n);
+    for (const size_t first : {size_t{0}, 2 * n}) {
+      SCOPED_TRACE("layer " + std::to_string(first == 0 ? 1 : 2));
+      const std::vector<uint32_t> parts(seen.begin() + static_cast<long>(first),
+                                        seen.begin() + static_cast<long>(first + n));
+      EXPECT_TRUE(std::is_sorted(parts.begin(), parts.end()));
+      EXPECT_EQ(parts.back(), static_cast<uint32_t>(T));
+      for (size_t k = first + n; k < first + 2 * n; ++k)
+        EXPECT_EQ(seen[k], static_cast<uint32_t>(T))
+            << "the second direction's input was incomplete";
+      if (uri.starts_with("sim")) {
+        EXPECT_GE(parts.front(), static_cast<uint32_t>(T / chunks));
+        EXPECT_LT(parts.front(), static_cast<uint32_t>(T))
+            << "waited for all of the direction below";
+      }
+    }
+    for (const auto& [follower, below] : {std::pair{"2", "1"}, std::pair{"4", "3"}}) {
+      EXPECT_LT(log.find(std::string("submit FORWARD ") + follower),
+                log.find(std::string("wait FORWARD ") + below));
+      EXPECT_LT(
+          log.find(std::string("progress FORWARD ") + below + " " + std::to_string(T / chunks)),
+          log.find(std::string("wait FORWARD ") + below));
+    }
+  }
+  for (double l : losses) EXPECT_EQ(l, losses[0]);
+}
+
 // Backward, one direction: layer 0's BACKWARD is queued (gated) while layer
 // 1's runs, and layer 1's dx GEMM (layer 0's dh) runs in parts that follow
 // layer 1's progress, latest steps first: on sim:// the first part runs while
