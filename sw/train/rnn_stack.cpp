@@ -61,6 +61,20 @@ struct RowMaps {
   }
 };
 
+// The order in which layer l runs its directions forward: alternating
+// (forward first on even layers, reverse first on odd ones), so that a
+// layer's first direction is the one the layer below ran last. Backward runs
+// them in the opposite order. One direction: {0}.
+std::vector<int> forward_order(int directions, int l) {
+  if (directions == 1) return {0};
+  return l % 2 == 1 ? std::vector<int>{1, 0} : std::vector<int>{0, 1};
+}
+std::vector<int> backward_order(int directions, int l) {
+  std::vector<int> o = forward_order(directions, l);
+  std::reverse(o.begin(), o.end());
+  return o;
+}
+
 }  // namespace
 
 struct RnnStack::Impl {
@@ -429,9 +443,6 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
   // half of its input, from the layer below's first direction, has ended by
   // then. The second direction's input is then complete, and its GEMM runs
   // while the device runs the first.
-  const auto dir_order = [D](int l) {
-    return D == 2 && l % 2 == 1 ? std::array<int, 2>{1, 0} : std::array<int, 2>{0, 1};
-  };
   const int chunks = std::min(cfg_.gemm_chunks, steps);
   StackOutput out;
   Array h_n(be_, static_cast<size_t>(L) * D * batch * H);
@@ -482,7 +493,7 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
     if (l > 0) m.x[static_cast<size_t>(l)].resize(be_, static_cast<size_t>(m.S) * in);
     std::vector<JobPtr> jobs(static_cast<size_t>(D) * per_unit);
     for (int pos = 0; pos < D; ++pos) {
-      const int d = dir_order(l)[static_cast<size_t>(pos)], i = l * D + d;
+      const int d = forward_order(D, l)[static_cast<size_t>(pos)], i = l * D + d;
       Impl::Unit& u = m.units[static_cast<size_t>(i)];
       const Param& w_ih = params_[static_cast<size_t>(4 * i)];
       const Param& b_ih = params_[static_cast<size_t>(4 * i + 2)];
@@ -595,7 +606,7 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
     // layer's input part by part). Its bank is then free for the next
     // layer's weights, which load while this layer runs.
     if (D == 1 && l > 0) finish(l - 1, prev_jobs, nullptr);
-    if (l + 1 < L) preload((l + 1) * D + dir_order(l + 1)[0]);
+    if (l + 1 < L) preload((l + 1) * D + forward_order(D, l + 1)[0]);
     prev_jobs = std::move(jobs);
   }
   y = Array(be_, static_cast<size_t>(m.S) * D * H);
@@ -689,87 +700,120 @@ std::vector<float> RnnStack::backward(const std::vector<float>& dy) {
                   m.S, H, d ? m.rev.data() : nullptr, 0.0f);
     be_.synchronize();  // the BACKWARD reads dh
   };
-  Array dx_packed;
-  if (D == 1 && L > 1) {
-    // One direction: layer l-1's BACKWARD is queued (gated) while layer l's
-    // runs, and layer l's dx GEMM, which is layer l-1's dh, runs in parts
-    // that follow layer l's progress: a group at a time, as the device runs
-    // them, and in each its latest steps first (BACKWARD runs time
-    // backwards), each part published to the gate. Layer l is waited for in
-    // full after that; its weight-gradient GEMMs run beside layer l-1's BACKWARD.
-    const int chunks = std::min(cfg_.gemm_chunks, T);
-    fill_dh(L - 1, 0, dy_packed);
-    std::vector<JobPtr> jobs = submit(L - 1, false, true);
-    for (int l = L - 1; l >= 0; --l) {
-      std::vector<JobPtr> below;
-      if (l > 0) {
-        const Impl::Unit& u = m.units[static_cast<size_t>(l)];
-        float* dh = m.units[static_cast<size_t>(l - 1)].dh->data();
-        try {
-          below = submit(l - 1, true, l > 1);
-          for (size_t k = 0; k < per_unit; ++k) {
-            const Impl::Group& g = m.groups[k];
-            const int steps = g.shape.steps;  // the group's longest sequence
-            const BufferRef ready = m.ready_word(l - 1, k);
-            for (int c = chunks - 1; c >= 0; --c) {
-              const int t0 = T * c / chunks, t1 = T * (c + 1) / chunks;
-              const int r0 = g.rows_before(t0), rows = g.rows_before(t1) - r0;
-              if (rows == 0) continue;  // t0 at or past the group's longest sequence
-              const std::string when =
-                  "steps " + std::to_string(t0) + "-" + std::to_string(std::min(t1, steps) - 1);
-              {
-                Trace::Scope w(trace_, "host",
-                               "wait for " + unit_label(l, static_cast<int>(k)) + "'s " + when);
-                jobs[k]->wait_progress(m.progress_word(l, k), static_cast<uint32_t>(steps - t0));
-              }
-              Trace::Scope part(trace_, "compute",
-                                "dx GEMM " + unit_label(l, static_cast<int>(k)) + ", part " +
-                                    std::to_string(chunks - c) + "/" + std::to_string(chunks) +
-                                    " (" + when + ")");
-              be_.gemm(false, false, rows, H, 4 * H, 1.0f,
-                       u.delta->data() + static_cast<size_t>(r0) * kDeltaWords * H, 4 * H,
-                       u.w_u4.data(), H, 0.0f, dh + static_cast<size_t>(r0) * H, H);
-              be_.synchronize();
-              ready.store_word(static_cast<uint32_t>(steps - t0));
-            }
-          }
-        } catch (...) {
-          for (size_t k = 0; k < per_unit; ++k) {  // no gate stays closed
-            m.ready_word(l - 1, k).store_word(static_cast<uint32_t>(T));
-          }
-          throw;
-        }
-      }
-      for (const JobPtr& job : jobs) wait_job(job);
-      if (l == 0) {
-        Trace::Scope t(trace_, "compute", "dx GEMM l0");
-        dx_packed = Array(be_, static_cast<size_t>(m.S) * cfg_.input);
-        be_.gemm(false, false, m.S, cfg_.input, 4 * H, 1.0f, m.units[0].delta->data(), 4 * H,
-                 m.units[0].w_u4.data(), cfg_.input, 0.0f, dx_packed.data(), cfg_.input);
-      }
-      weight_grads(l);
-      jobs = std::move(below);
+  // Layer l-1 follows layer l down the stack the way the forward goes up:
+  // its first direction's BACKWARDs are queued (gated on its ready word)
+  // while layer l's last direction runs, and layer l's dx GEMM into that
+  // direction's dh runs in `gemm_chunks` parts that follow layer l's
+  // progress, a group at a time as the device runs them and in each the
+  // latest steps first (BACKWARD runs time backwards), each part published
+  // to the gate. Directions run in the opposite order of the forward's, so
+  // a layer's first direction is the one the layer above ran last, in the
+  // same time order; in a bidirectional stack the other half of its dh (from
+  // the layer above's first direction, ended) is added in whole, time
+  // reversed, and its second direction's dh is computed once the layer above
+  // has ended, while the device runs the first. Layer l's weight-gradient
+  // GEMMs run beside layer l-1's BACKWARDs.
+  const int chunks = std::min(cfg_.gemm_chunks, T);
+  const auto unit = [D](int l, int d) { return l * D + d; };
+  // dh rows [r0, r0 + rows) of layer l-1's direction `to` from layer l's
+  // direction `from`: delta(l, from) times the `to` columns of its W_ih;
+  // beta 1 adds to what dh holds.
+  const auto dh_part = [&](int l, int from, int to, int r0, int rows, float* dh, float beta) {
+    const Impl::Unit& u = m.units[static_cast<size_t>(unit(l, from))];
+    be_.gemm(false, false, rows, H, 4 * H, 1.0f,
+             u.delta->data() + static_cast<size_t>(r0) * kDeltaWords * H, 4 * H,
+             u.w_u4.data() + to * H, D * H, beta, dh, H);
+  };
+  std::vector<std::vector<JobPtr>> jobs(
+      static_cast<size_t>(D));  // layer l's, by position in its order
+  {
+    const std::vector<int> top = backward_order(D, L - 1);
+    for (int pos = 0; pos < D; ++pos) {
+      fill_dh(L - 1, top[static_cast<size_t>(pos)], dy_packed);
+      jobs[static_cast<size_t>(pos)] =
+          submit(unit(L - 1, top[static_cast<size_t>(pos)]), false, pos == D - 1 && L > 1);
     }
-    dy_packed = std::move(dx_packed);
-  } else {
-    int pending = -1;  // the layer whose weight gradients are still to compute
-    for (int l = L - 1; l >= 0; --l) {
-      const int in = l == 0 ? cfg_.input : D * H;
-      std::vector<JobPtr> jobs;
-      for (int d = 0; d < D; ++d) {
-        fill_dh(l, d, dy_packed);
-        for (JobPtr& job : submit(l * D + d, false, false)) jobs.push_back(std::move(job));
+  }
+  Array dx_packed;
+  for (int l = L - 1; l >= 0; --l) {
+    const std::vector<int> e = backward_order(D, l);
+    std::vector<std::vector<JobPtr>> below(static_cast<size_t>(D));
+    if (l > 0) {
+      const int f = e[static_cast<size_t>(D - 1)];  // layer l-1's first direction
+      float* dh = m.units[static_cast<size_t>(unit(l - 1, f))].dh->data();
+      try {
+        below[0] = submit(unit(l - 1, f), true, D == 1 && l > 1);
+        Array cross;  // bidirectional: from layer l's first direction, in its time order
+        if (D == 2) {
+          for (const JobPtr& job : jobs[0]) wait_job(job);
+          Trace::Scope t(
+              trace_, "compute",
+              "dx GEMM " + unit_label(unit(l, e[0])) + " into " + unit_label(unit(l - 1, f)));
+          cross.resize(be_, static_cast<size_t>(m.S) * H);
+          dh_part(l, e[0], f, 0, m.S, cross.data(), 0.0f);
+        }
+        for (size_t k = 0; k < per_unit; ++k) {
+          const Impl::Group& g = m.groups[k];
+          const int steps = g.shape.steps;  // the group's longest sequence
+          const BufferRef ready = m.ready_word(unit(l - 1, f), k);
+          for (int c = chunks - 1; c >= 0; --c) {
+            const int t0 = T * c / chunks, t1 = T * (c + 1) / chunks;
+            const int r0 = g.rows_before(t0), rows = g.rows_before(t1) - r0;
+            if (rows == 0) continue;  // t0 at or past the group's longest sequence
+            const std::string when =
+                "steps " + std::to_string(t0) + "-" + std::to_string(std::min(t1, steps) - 1);
+            {
+              Trace::Scope w(
+                  trace_, "host",
+                  "wait for " + unit_label(unit(l, f), static_cast<int>(k)) + "'s " + when);
+              jobs[static_cast<size_t>(D - 1)][k]->wait_progress(m.progress_word(unit(l, f), k),
+                                                                 static_cast<uint32_t>(steps - t0));
+            }
+            Trace::Scope part(trace_, "compute",
+                              "dx GEMM " + unit_label(unit(l, f), static_cast<int>(k)) + ", part " +
+                                  std::to_string(chunks - c) + "/" + std::to_string(chunks) + " (" +
+                                  when + ")");
+            dh_part(l, f, f, r0, rows, dh + static_cast<size_t>(r0) * H, 0.0f);
+            if (D == 2) {
+              be_.copy_rows(cross.data(), H, dh + static_cast<size_t>(r0) * H, H, rows, H,
+                            m.rev.data() + r0, 1.0f);
+            }
+            be_.synchronize();
+            ready.store_word(static_cast<uint32_t>(steps - t0));
+          }
+        }
+      } catch (...) {
+        for (size_t k = 0; k < per_unit; ++k) {  // no gate stays closed
+          m.ready_word(unit(l - 1, f), k).store_word(static_cast<uint32_t>(T));
+        }
+        throw;
       }
-      // The layer below's weights go into a free bank while this layer runs.
-      if (l > 0) preload((l - 1) * D);
-      // The layer above's weight gradients while the device runs this layer's BACKWARD.
-      if (pending >= 0) weight_grads(pending);
+    }
+    for (const std::vector<JobPtr>& js : jobs)
+      for (const JobPtr& job : js) wait_job(job);
+    if (l > 0 && D == 2) {
+      // Layer l-1's second direction: its dh in whole, both directions of
+      // layer l having ended; it runs after the first.
+      const int s2 = e[0];
+      float* dh = m.units[static_cast<size_t>(unit(l - 1, s2))].dh->data();
+      {
+        Trace::Scope t(trace_, "compute",
+                       "dx GEMM l" + std::to_string(l) + " into " + unit_label(unit(l - 1, s2)));
+        Array cross(be_, static_cast<size_t>(m.S) * H);
+        dh_part(l, s2, s2, 0, m.S, dh, 0.0f);
+        dh_part(l, e[1], s2, 0, m.S, cross.data(), 0.0f);
+        be_.copy_rows(cross.data(), H, dh, H, m.S, H, m.rev.data(), 1.0f);
+        be_.synchronize();  // the BACKWARD reads dh
+      }
+      below[1] = submit(unit(l - 1, s2), false, l > 1);
+    }
+    if (l == 0) {
+      // dx of the stack's input: the directions' sum, the reverse one's rows time reversed.
+      Trace::Scope t(trace_, "compute", "dx GEMM l0");
+      const int in = cfg_.input;
       dx_packed = Array(be_, static_cast<size_t>(m.S) * in);
       for (int d = 0; d < D; ++d) {
-        const int i = l * D + d;
-        Impl::Unit& u = m.units[static_cast<size_t>(i)];
-        for (size_t k = 0; k < per_unit; ++k) wait_job(jobs[static_cast<size_t>(d) * per_unit + k]);
-        Trace::Scope t(trace_, "compute", "dx GEMM l" + std::to_string(l) + (d ? " reverse" : ""));
+        const Impl::Unit& u = m.units[static_cast<size_t>(d)];
         if (d == 0) {
           be_.gemm(false, false, m.S, in, 4 * H, 1.0f, u.delta->data(), 4 * H, u.w_u4.data(), in,
                    0.0f, dx_packed.data(), in);
@@ -780,11 +824,11 @@ std::vector<float> RnnStack::backward(const std::vector<float>& dy) {
           be_.copy_rows(tmp.data(), in, dx_packed.data(), in, m.S, in, m.rev.data(), 1.0f);
         }
       }
-      pending = l;
-      dy_packed = std::move(dx_packed);
     }
-    weight_grads(pending);
+    weight_grads(l);
+    jobs = std::move(below);
   }
+  dy_packed = std::move(dx_packed);
   Array dx(be_, static_cast<size_t>(T) * B * cfg_.input);
   be_.copy_rows(dy_packed.data(), cfg_.input, dx.data(), cfg_.input, T * B, cfg_.input,
                 m.unpack.data(), 0.0f);

@@ -316,12 +316,16 @@ TEST(Trainer, DeviceWorkOverlapsCompute) {
   ASSERT_FALSE(reverse_input.empty());
   EXPECT_LT(log.find("submit FORWARD 0"), reverse_input.front());
   EXPECT_LT(reverse_input.front(), log.find("wait FORWARD 0"));
-  // Backward: BACKWARD 0, 1 are layer 1's, 2, 3 layer 0's; layer 1's W_ih
-  // gradient GEMM (4H x 2H over the S packed steps) runs between the
-  // submission of layer 0's first BACKWARD and the wait for it.
+  // Backward: BACKWARD 0, 1 are layer 1's (forward, reverse: the opposite
+  // of its forward order), 2, 3 layer 0's (reverse, forward). Layer 0's
+  // first is queued, gated, before layer 1's last is waited for, and its dh
+  // follows that one's progress; layer 1's W_ih gradient GEMM (4H x 2H over
+  // the S packed steps) runs once both of layer 0's are queued, before the
+  // wait for them.
   const size_t grad_l1 = log.find(gemm_line(true, false, 4 * H, 2 * H, S));
-  EXPECT_LT(log.find("wait BACKWARD 1"), log.find("submit BACKWARD 2"));
-  EXPECT_LT(log.find("submit BACKWARD 2"), grad_l1);
+  EXPECT_LT(log.find("submit BACKWARD 2"), log.find("wait BACKWARD 1"));
+  EXPECT_LT(log.find("progress BACKWARD 1 " + std::to_string(T)), log.find("wait BACKWARD 1"));
+  EXPECT_LT(log.find("submit BACKWARD 3"), grad_l1);
   EXPECT_LT(grad_l1, log.find("wait BACKWARD 2"));
   // Layer 0's own gradient GEMMs come after its BACKWARDs: nothing is left to overlap.
   EXPECT_GT(log.find(gemm_line(true, false, 4 * H, I, S)), log.find("wait BACKWARD 3"));
@@ -481,12 +485,16 @@ TEST(Trainer, NextLayersInputGemmFollowsTheDevicesProgress) {
 // last, step by step: layer 1 runs reverse then forward, following layer 0's
 // reverse (FORWARD 1); layer 2 runs forward then reverse, following layer
 // 1's forward (FORWARD 3). Each layer's second direction starts with its
-// input complete. On sim:// the first parts run while the direction below
-// has steps left; the loss equals the model's and that of one part.
+// input complete. Backward, the same down the stack in the opposite order:
+// BACKWARDs 0, 1 are layer 2's reverse and forward; layer 1's forward
+// (BACKWARD 2) follows BACKWARD 1, then its reverse (3) runs; layer 0's
+// reverse (4) follows BACKWARD 3. On sim:// the first parts run while the
+// command followed has steps left; the losses of two steps equal the
+// model's and those of one part.
 TEST(Trainer, BidirectionalLayersFollowTheDirectionBelow) {
   const int I = kStreamI, H = kStreamH, T = kStreamT;
   const Dataset data = streaming_batch();
-  std::vector<double> losses;
+  std::vector<std::vector<double>> losses;
   for (const auto& [uri, chunks] : kStreamRuns) {
     SCOPED_TRACE(uri + ", " + std::to_string(chunks) + " parts");
     LoggedRun run(uri);
@@ -501,7 +509,36 @@ TEST(Trainer, BidirectionalLayersFollowTheDirectionBelow) {
     record_at_gemms(
         log, false, true, 4 * H, 2 * H,
         [&] { return run.dev.progress(seen.size() < 2 * n ? 1 : 3); }, seen);
-    losses.push_back(t.step(data, {0, 1}).loss);
+    // As each dh GEMM of layers 1 and 0 starts (the first direction's other
+    // half in whole, its parts, then the second direction's two halves): the
+    // progress of the BACKWARD that the first direction follows.
+    std::vector<uint32_t> seen_bw;
+    const auto on_forward_gemm = log.on_gemm;
+    log.on_gemm = [&] {
+      const std::string& last = log.lines.back();
+      if (last.starts_with("gemm 0 0 ") &&
+          last.ends_with(" " + std::to_string(H) + " " + std::to_string(4 * H))) {
+        seen_bw.push_back(run.dev.backward_progress(seen_bw.size() < n + 3 ? 1 : 3).value_or(0));
+      } else {
+        on_forward_gemm();
+      }
+    };
+    losses.push_back({t.step(data, {0, 1}).loss});
+    ASSERT_EQ(seen_bw.size(), 2 * (n + 3));
+    for (const size_t first : {size_t{1}, n + 4}) {
+      SCOPED_TRACE("backward into layer " + std::to_string(first == 1 ? 1 : 0));
+      const std::vector<uint32_t> parts(seen_bw.begin() + static_cast<long>(first),
+                                        seen_bw.begin() + static_cast<long>(first + n));
+      EXPECT_TRUE(std::is_sorted(parts.begin(), parts.end()));
+      EXPECT_EQ(parts.back(), static_cast<uint32_t>(T));
+      EXPECT_EQ(seen_bw[first + n], static_cast<uint32_t>(T))
+          << "the second direction's dh before its BACKWARD ended";
+      if (uri.starts_with("sim")) {
+        EXPECT_GE(parts.front(), static_cast<uint32_t>(T / chunks));
+        EXPECT_LT(parts.front(), static_cast<uint32_t>(T))
+            << "waited for all of the BACKWARD above";
+      }
+    }
     ASSERT_EQ(seen.size(), 4 * n);
     for (const size_t first : {size_t{0}, 2 * n}) {
       SCOPED_TRACE("layer " + std::to_string(first == 0 ? 1 : 2));
@@ -518,15 +555,17 @@ TEST(Trainer, BidirectionalLayersFollowTheDirectionBelow) {
             << "waited for all of the direction below";
       }
     }
-    for (const auto& [follower, below] : {std::pair{"2", "1"}, std::pair{"4", "3"}}) {
-      EXPECT_LT(log.find(std::string("submit FORWARD ") + follower),
-                log.find(std::string("wait FORWARD ") + below));
-      EXPECT_LT(
-          log.find(std::string("progress FORWARD ") + below + " " + std::to_string(T / chunks)),
-          log.find(std::string("wait FORWARD ") + below));
+    for (const std::string op : {"FORWARD ", "BACKWARD "}) {
+      for (const auto& [follower, followed] : {std::pair{"2", "1"}, std::pair{"4", "3"}}) {
+        EXPECT_LT(log.find("submit " + op + follower), log.find("wait " + op + followed));
+        EXPECT_LT(log.find("progress " + op + followed + " " + std::to_string(T / chunks)),
+                  log.find("wait " + op + followed));
+      }
     }
+    log.on_gemm = nullptr;
+    losses.back().push_back(t.step(data, {0, 1}).loss);
   }
-  for (double l : losses) EXPECT_EQ(l, losses[0]);
+  for (const std::vector<double>& l : losses) EXPECT_EQ(l, losses[0]);
 }
 
 // Backward, one direction: layer 0's BACKWARD is queued (gated) while layer
@@ -574,48 +613,55 @@ TEST(Trainer, LowerLayersDhFollowsTheDevicesBackwardProgress) {
 // batch of 6 is 2 groups, the second's longest sequence (5) shorter than the
 // batch's T (8); the batches change lengths from step to step. Every wait for
 // a command's progress asks for at most its group's steps (a command counts
-// only those), and 3 steps give the model's losses and parameters bit for bit.
+// only those), and 3 steps give the model's losses and parameters bit for bit,
+// one-direction and bidirectional (whose 12 FORWARDs a step also run some
+// again on sim://, which keeps the records of 8).
 TEST(Trainer, StreamedGroupsOfUnequalLengthsEqualTheModel) {
   const int T = 8;
   Dataset data = synthetic_task("adding", T, 12, 5);
   const std::vector<std::vector<int>> lengths = {
       {8, 3, 7, 1, 5, 2}, {2, 8, 8, 4, 3, 4}, {1, 1, 8, 2, 5, 5}};
-  std::vector<std::vector<double>> losses;
-  std::vector<io::TensorList> states;
-  for (const std::string uri : {"sim://?seed=4", "model://?pes=4&chains=2&hidden=32&batch=4"}) {
-    SCOPED_TRACE(uri);
-    LoggedRun run(uri);
-    TrainConfig c = small_config(CellKind::kGru, 2, 6, 3, false);
-    c.batch = 6;
-    c.stack.gemm_chunks = 3;
-    Trainer t(c, run.dev, run.be);
-    losses.emplace_back();
-    for (size_t s = 0; s < lengths.size(); ++s) {
-      data.lengths.assign(12, T);
-      std::copy(lengths[s].begin(), lengths[s].end(), data.lengths.begin());
-      const size_t from = run.log.lines.size();
-      losses.back().push_back(t.step(data, {0, 1, 2, 3, 4, 5}).loss);
-      // FORWARD and BACKWARD indices of this step: 3 layers x 2 groups, the
-      // second group's command the odd one.
-      const int longest = *std::max_element(lengths[s].begin() + 4, lengths[s].end());
-      for (const char* op : {"FORWARD", "BACKWARD"}) {
-        for (int k = 1; k < 6; k += 2) {
-          const std::string cmd =
-              std::string(op) + " " + std::to_string(6 * static_cast<int>(s) + k);
-          for (size_t at : run.log.matching(from, "progress " + cmd + " ", "")) {
-            const int target = std::stoi(run.log.lines[at].substr(cmd.size() + 10));
-            EXPECT_GE(target, 1) << run.log.lines[at];
-            EXPECT_LE(target, longest) << run.log.lines[at];
+  for (const bool bidirectional : {false, true}) {
+    SCOPED_TRACE(bidirectional ? "bidirectional" : "one direction");
+    std::vector<std::vector<double>> losses;
+    std::vector<io::TensorList> states;
+    for (const std::string uri : {"sim://?seed=4", "model://?pes=4&chains=2&hidden=32&batch=4"}) {
+      SCOPED_TRACE(uri);
+      LoggedRun run(uri);
+      TrainConfig c = small_config(CellKind::kGru, 2, 6, 3, bidirectional);
+      c.batch = 6;
+      c.stack.gemm_chunks = 3;
+      Trainer t(c, run.dev, run.be);
+      losses.emplace_back();
+      for (size_t s = 0; s < lengths.size(); ++s) {
+        data.lengths.assign(12, T);
+        std::copy(lengths[s].begin(), lengths[s].end(), data.lengths.begin());
+        const size_t from = run.log.lines.size();
+        losses.back().push_back(t.step(data, {0, 1, 2, 3, 4, 5}).loss);
+        if (bidirectional)
+          continue;  // (more than 8 FORWARDs a step: some run again, the indices shift)
+        // FORWARD and BACKWARD indices of this step: 3 layers x 2 groups, the
+        // second group's command the odd one.
+        const int longest = *std::max_element(lengths[s].begin() + 4, lengths[s].end());
+        for (const char* op : {"FORWARD", "BACKWARD"}) {
+          for (int k = 1; k < 6; k += 2) {
+            const std::string cmd =
+                std::string(op) + " " + std::to_string(6 * static_cast<int>(s) + k);
+            for (size_t at : run.log.matching(from, "progress " + cmd + " ", "")) {
+              const int target = std::stoi(run.log.lines[at].substr(cmd.size() + 10));
+              EXPECT_GE(target, 1) << run.log.lines[at];
+              EXPECT_LE(target, longest) << run.log.lines[at];
+            }
           }
         }
       }
+      states.push_back(t.state());
     }
-    states.push_back(t.state());
+    EXPECT_EQ(losses[0], losses[1]);
+    ASSERT_EQ(states[0].size(), states[1].size());
+    for (size_t i = 0; i < states[0].size(); ++i)
+      EXPECT_EQ(states[0][i].second.data, states[1][i].second.data) << states[0][i].first;
   }
-  EXPECT_EQ(losses[0], losses[1]);
-  ASSERT_EQ(states[0].size(), states[1].size());
-  for (size_t i = 0; i < states[0].size(); ++i)
-    EXPECT_EQ(states[0][i].second.data, states[1][i].second.data) << states[0][i].first;
 }
 
 // The core keeps the records of its newest 8 FORWARDs, and a BACKWARD must
