@@ -16,6 +16,7 @@
 #include <set>
 #include <thread>
 
+#include "farnn/engine_abi.hpp"
 #include "farnn/engine_model.hpp"
 
 namespace farnn::driver {
@@ -240,6 +241,7 @@ class ModelDevice final : public Device {
     store->filled_by = s;
     return submit(what, a.bank, ranges, [this, a, store, S, H, G, SW, B] {
       const LayerShape& s = a.shape;
+      void_records(store.get());
       const engine::Config cfg = driver::engine_config(s, caps_.num_pe, caps_.num_chains);
       Traffic io;
       Words xp(S * H * G, 0);
@@ -249,6 +251,7 @@ class ModelDevice final : public Device {
       engine::ForwardResult r = engine::forward(cfg, w, xp, state_in, threads_, &hooks);
       io.out(a.state_out, r.state_out);
       store->records = std::move(r.records);
+      add_record({store.get(), s, a.bank});
       io.counted.forwards = 1;
       io.counted.macs = Dims(s).macs();
       return io.counted;
@@ -265,8 +268,9 @@ class ModelDevice final : public Device {
     std::lock_guard<std::mutex> lock(m_);
     check_bank_holds(bank_shape_[static_cast<size_t>(a.bank)], s, a.bank, what);
     check_store_filled(store->filled_by, s, what);
-    return submit(what, a.bank, ranges, [this, a, store, S, H, B] {
+    return submit(what, a.bank, ranges, [this, a, store, S, H, B, what] {
       const LayerShape& s = a.shape;
+      check_record({store.get(), s, a.bank}, what);
       const engine::Config cfg = driver::engine_config(s, caps_.num_pe, caps_.num_chains);
       Traffic io;
       Words dh(S * H, 0);
@@ -309,6 +313,7 @@ class ModelDevice final : public Device {
     queue_.clear();
     idle_cv_.wait(lock, [&] { return !running_; });  // the running command ends on its own (bounded work)
     failure_.clear();
+    records_.clear();  // as the core's soft reset clears them
     std::fill(bank_users_.begin(), bank_users_.end(), 0);
     std::fill(bank_shape_.begin(), bank_shape_.end(), std::nullopt);
     std::lock_guard<std::mutex> bank_lock(bank_m_);
@@ -360,6 +365,37 @@ class ModelDevice final : public Device {
       }
       std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
+  }
+
+  // The engine's FORWARD records, kept as the core keeps them: a FORWARD
+  // voids the records of its gate store as it starts and, once it ends, adds
+  // its own as the newest; only the newest caps_.forward_records stay, and a
+  // BACKWARD runs only if one of them is its FORWARD's (same shape, lengths,
+  // bank and gate store). Only the worker touches them, and reset() while
+  // no command runs.
+  struct Record {
+    const ModelGateStore* store;
+    LayerShape shape;
+    int bank;
+    bool operator==(const Record& o) const {
+      return store == o.store && shape == o.shape && bank == o.bank;
+    }
+  };
+  void void_records(const ModelGateStore* store) {
+    std::erase_if(records_, [store](const Record& r) { return r.store == store; });
+  }
+  void add_record(Record r) {
+    records_.push_front(std::move(r));
+    if (records_.size() > static_cast<size_t>(caps_.forward_records)) records_.pop_back();
+  }
+  void check_record(const Record& r, const std::string& what) const {
+    if (std::find(records_.begin(), records_.end(), r) != records_.end()) return;
+    throw CommandError(
+        what +
+        ": ERR_NO_FORWARD (backward without the matching forward); a BACKWARD must match a "
+        "FORWARD among the device's newest " +
+        std::to_string(caps_.forward_records) +
+        " (same shape, lengths, bank and gate store): run its FORWARD again first");
   }
 
   struct Task {
@@ -483,6 +519,7 @@ class ModelDevice final : public Device {
   std::vector<int> bank_users_;                                      // queued or running FW/BW per bank
   Counters counters_;
 
+  std::deque<Record> records_;  // the newest first
   std::mutex bank_m_;  // the banks as the worker sees them
   std::vector<std::optional<BankWeights>> banks_;
   std::array<std::atomic<uint32_t>, kStepDoorbells> doorbells_{};
@@ -492,7 +529,8 @@ class ModelDevice final : public Device {
 }  // namespace
 
 std::unique_ptr<Device> open_model_device(const Uri& uri) {
-  uri.allow({"pes", "chains", "hidden", "batch", "banks", "depth", "threads", "card_mib"});
+  uri.allow(
+      {"pes", "chains", "hidden", "batch", "banks", "depth", "threads", "card_mib", "records"});
   if (!uri.target.empty()) {
     throw UnavailableError("'" + uri.text + "': model:// takes no target, only options (model://?pes=4)");
   }
@@ -512,6 +550,7 @@ std::unique_ptr<Device> open_model_device(const Uri& uri) {
   const long rows = (4L * c.max_hidden + c.num_pe - 1) / c.num_pe;
   c.weight_depth = static_cast<int>(uri.positive("depth", rows * c.max_hidden));
   c.card_memory_bytes = static_cast<uint64_t>(uri.positive("card_mib", 16384)) << 20;
+  c.forward_records = static_cast<int>(uri.positive("records", engine::kForwardRecords));
   const int threads = static_cast<int>(
       uri.positive("threads", std::max(1u, std::thread::hardware_concurrency())));
   c.description = "bit-accurate engine model, " + std::to_string(c.num_pe) + " PEs in " +

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "farnn/device.hpp"
+#include "farnn/engine_abi.hpp"
 #include "farnn/engine_model.hpp"
 #include "farnn/golden.hpp"
 
@@ -141,6 +142,61 @@ inline std::string expect_error(const std::function<void()>& fn, const std::stri
     ADD_FAILURE() << "wrong error type: " << e.what();
   }
   return {};
+}
+
+// The FORWARD records a device keeps for BACKWARD, as the core's sequencer
+// keeps them (tb_engine_banks checks the RTL the same way): FORWARDs into
+// forward_records gate stores fill the records; a FORWARD into the first
+// store again voids its record and records it anew as the newest; one more
+// FORWARD into a new store drops the oldest (the second store's), not the
+// newest. The BACKWARD of every kept record runs bit-exact; the dropped one's
+// fails with ERR_NO_FORWARD, and after reset() a layer runs bit-exact. Then
+// a void in the middle: FORWARDs into stores 2, 0, 3, 0 again (the void
+// frees the older record of 0, so 3 records stand) and 4..n make n records
+// with the layer's own: store 2's, now the oldest, is still kept.
+inline void check_forward_records(Device& dev, std::mt19937_64& rng) {
+  const int n = dev.caps().forward_records;
+  ASSERT_GT(n, 1);
+  const LayerShape s{CellKind::kGru, 4, 1, 2, {}};
+  const LayerData d = make_layer(s, dev.caps().num_pe, rng, dev.caps().num_chains);
+  const size_t H = s.hidden, S = s.packed_steps(), SW = state_words(s.cell);
+  BufferPtr w = buffer_of(dev, d.w.w_hh, Access::kRead, "w_hh"),
+            b = buffer_of(dev, d.w.b_hh, Access::kRead, "b_hh");
+  dev.load(0, s, {w}, {b})->wait();
+  BufferPtr xp = buffer_of(dev, d.xp, Access::kRead, "xp"),
+            st = buffer_of(dev, d.state_in, Access::kRead, "st");
+  BufferPtr h = dev.alloc(S * H, Access::kWrite, "h");
+  BufferPtr dh = buffer_of(dev, d.dh, Access::kRead, "dh"),
+            carry = buffer_of(dev, d.carry, Access::kRead, "carry");
+  BufferPtr delta = dev.alloc(S * H * kDeltaWords, Access::kWrite, "delta");
+  BufferPtr ds = dev.alloc(H * SW, Access::kWrite, "dstate");
+  std::vector<GateStorePtr> stores;
+  for (int k = 0; k <= n; ++k) stores.push_back(dev.alloc_gate_store(s));
+  const auto forward = [&](int k) {
+    dev.forward({s, 0, {xp}, {st}, {h}, {}, stores[static_cast<size_t>(k)]})->wait();
+  };
+  const auto backward = [&](int k) {
+    dev.backward({s, 0, stores[static_cast<size_t>(k)], {dh}, {carry}, {delta}, {ds}})->wait();
+  };
+  for (int k = 0; k < n; ++k) forward(k);
+  forward(0);  // voids store 0's record, then records it as the newest
+  forward(n);  // one more: the oldest, store 1's, drops out
+  for (int k = 0; k <= n; ++k) {
+    if (k == 1) continue;
+    SCOPED_TRACE("the BACKWARD of store " + std::to_string(k));
+    std::fill(delta->data(), delta->data() + S * H * kDeltaWords, 0.0f);
+    backward(k);
+    EXPECT_EQ(words_of(delta, 0, S * H * kDeltaWords), d.bw.delta);
+  }
+  const std::string msg = expect_error<CommandError>([&] { backward(1); }, "ERR_NO_FORWARD");
+  EXPECT_NE(msg.find("run its FORWARD again first"), std::string::npos) << msg;
+  dev.reset();
+  expect_same(d, run_layer(dev, d, 0), "after reset()");  // a record on bank 0, the same weights
+  for (const int k : {2, 0, 3, 0}) forward(k);
+  for (int k = 4; k <= n; ++k) forward(k);
+  std::fill(delta->data(), delta->data() + S * H * kDeltaWords, 0.0f);
+  backward(2);
+  EXPECT_EQ(words_of(delta, 0, S * H * kDeltaWords), d.bw.delta) << "a void in the middle";
 }
 
 }  // namespace farnn::devtest

@@ -324,6 +324,18 @@ TEST(ModelDeviceQueue, TwoThreadsShareADevice) {
   EXPECT_EQ(dev->counters().forwards, 10u);
 }
 
+// The model keeps FORWARD records as the core does (8 by default;
+// model://?records=N), so a BACKWARD that a core would refuse fails here too.
+TEST(ModelDevice, KeepsTheNewestForwardRecordsAsTheCore) {
+  EXPECT_EQ(Device::open("model://")->caps().forward_records, engine::kForwardRecords);
+  for (const char* uri : {"model://?pes=4", "model://?pes=4&records=3"}) {
+    SCOPED_TRACE(uri);
+    auto dev = Device::open(uri);
+    farnn::test::SeededRng rng(12);
+    check_forward_records(*dev, rng);
+  }
+}
+
 // The model streams like the core: a gated FORWARD runs the steps whose
 // input is ready and stops there, with their h rows written and its progress
 // word counting them; a doorbell gates BACKWARD the same way, whose progress

@@ -383,6 +383,15 @@ TEST(SimDevice, StepSyncGatesInputsAndReportsProgress) {
   (void)G;
 }
 
+// The core's FORWARD records through the driver, with the same case as the
+// model's (ModelDevice.KeepsTheNewestForwardRecordsAsTheCore).
+TEST(SimDevice, KeepsTheNewestForwardRecords) {
+  auto dev = open_sim();
+  farnn::test::SeededRng rng(12);
+  EXPECT_EQ(dev->caps().forward_records, engine::kForwardRecords);
+  check_forward_records(*dev, rng);
+}
+
 // Two sim:// devices in one process, each closed while the other is open,
 // in both orders, all on one thread: each runs a layer bit-exact, and
 // every close returns (the second device's Verilated context, made current
