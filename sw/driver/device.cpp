@@ -23,7 +23,8 @@ std::string Capabilities::model_uri() const {
   return "model://?pes=" + std::to_string(num_pe) + "&chains=" + std::to_string(num_chains) +
          "&hidden=" + std::to_string(max_hidden) + "&batch=" + std::to_string(max_batch) +
          "&banks=" + std::to_string(num_banks) + "&depth=" + std::to_string(weight_depth) +
-         "&card_mib=" + std::to_string(card_memory_bytes >> 20);
+         "&card_mib=" + std::to_string(card_memory_bytes >> 20) +
+         (forward_records > 0 ? "&records=" + std::to_string(forward_records) : std::string());
 }
 
 uint32_t Job::wait_progress(const BufferRef& progress, uint32_t steps,

@@ -389,6 +389,10 @@ TEST(SimDevice, KeepsTheNewestForwardRecords) {
   auto dev = open_sim();
   farnn::test::SeededRng rng(12);
   EXPECT_EQ(dev->caps().forward_records, engine::kForwardRecords);
+  // The core's model (farnn info's model: line) keeps as many.
+  EXPECT_NE(dev->caps().model_uri().find("&records=8"), std::string::npos)
+      << dev->caps().model_uri();
+  EXPECT_EQ(Device::open(dev->caps().model_uri())->caps().forward_records, engine::kForwardRecords);
   check_forward_records(*dev, rng);
 }
 

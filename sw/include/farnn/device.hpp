@@ -156,7 +156,7 @@ struct Capabilities {
   // Largest hidden size whose recurrent weights fit one bank.
   int max_resident_hidden(CellKind cell) const;
   // The bit-accurate model of this device: model:// with its PEs, chains,
-  // limits, banks and depth (results bit-identical to the device's).
+  // limits, banks, depth and FORWARD records (results bit-identical to the device's).
   std::string model_uri() const;
 };
 
