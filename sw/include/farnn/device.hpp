@@ -150,7 +150,7 @@ struct Capabilities {
   // Finished FORWARDs the device keeps for BACKWARD, newest first: a
   // BACKWARD whose FORWARD (shape, bank, gate store) is not among them fails
   // (ERR_NO_FORWARD); run that FORWARD again first. 8 on a core and, by
-  // default, on the model (model://?records=N); 0: no limit.
+  // default, on the model (model://?records=N); 0 would mean no limit.
   int forward_records = 0;
   double clock_mhz = 0;            // 0: the device reports no time (the model)
   // Largest hidden size whose recurrent weights fit one bank.

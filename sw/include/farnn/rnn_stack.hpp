@@ -16,18 +16,20 @@
 //   forward, layer by layer: each direction's FORWARD is queued gated on a
 //     ready-steps word, then its input GEMM runs in StackConfig::gemm_chunks
 //     parts over time, each part published as it is done, so the device starts
-//     on the first part; the reverse direction's GEMM runs while the forward
-//     direction's FORWARD does; the next layer's weights go into a free bank
-//     while this layer runs (a LOAD runs beside a command on another bank).
-//     With one direction, layer l+1's FORWARD is queued while layer l's runs
-//     and each part of its input GEMM waits only for the layer-l steps it
-//     reads (their progress words), not for the whole FORWARD.
-//   backward, top layer first: device BACKWARD of every direction, dx of the
-//     layer (the next BACKWARD's input), then the layer's weight-gradient GEMMs
-//     while the device runs the BACKWARD of the layer below. With one
-//     direction, layer l-1's BACKWARD is queued (gated) while layer l's runs,
-//     and layer l's dx GEMM (layer l-1's dh) runs in parts that follow layer
-//     l's progress, latest steps first, each part published to the gate.
+//     on the first part; a layer's second direction's GEMM runs while the
+//     device runs its first direction; the next layer's weights go into a
+//     free bank while this layer runs (a LOAD runs beside a command on
+//     another bank). Layer l+1's first direction is queued while layer l's
+//     last runs and each part of its input GEMM waits only for the layer-l
+//     steps it reads (their progress words), not for the whole FORWARD. A
+//     bidirectional stack alternates its directions' order by layer (forward
+//     first on even layers), so that direction is the same in both layers.
+//   backward, top layer first, each layer's directions in the opposite order
+//     of its forward: layer l-1's first direction's BACKWARD is queued (gated)
+//     while layer l's last runs, and the dx GEMM into its dh runs in parts
+//     that follow layer l's progress, latest steps first, each part published
+//     to the gate; the layer's weight-gradient GEMMs run while the device
+//     runs the BACKWARDs of the layer below.
 // A group's command runs its longest sequence's steps. The device buffers
 // are sized for T*B rows, so that batches of other lengths reuse them (a new
 // buffer waits for the device to go idle, which would stop the streaming).
@@ -52,8 +54,9 @@ struct StackConfig {
   int layers = 1;
   bool bidirectional = false;
   // The input GEMM of each layer-direction runs in this many parts over time;
-  // the device's FORWARD reads a step as soon as its part is published. With
-  // one direction, so does each layer's dx GEMM, which the BACKWARD below reads.
+  // the device's FORWARD reads a step as soon as its part is published. So
+  // does the dx GEMM into a layer's first backward direction's dh. (A GEMM's
+  // rounding may follow its row count, so the parts may change the last bits.)
   int gemm_chunks = 4;
   int directions() const { return bidirectional ? 2 : 1; }
   int output() const { return directions() * hidden; }
