@@ -277,6 +277,10 @@ void RnnStack::recorded(int unit, int group, int bank) {
   Impl& m = *impl_;
   const int limit = dev_.caps().forward_records;
   if (limit <= 0) return;
+  // The FORWARD voids the record of its gate store, the (unit, group)'s,
+  // whatever bank that one was on, as the device does.
+  std::erase_if(m.records,
+                [&](const std::array<int, 3>& r) { return r[0] == unit && r[1] == group; });
   m.records.push_back({unit, group, bank});
   if (m.records.size() > static_cast<size_t>(limit)) m.records.pop_front();
 }
