@@ -127,10 +127,7 @@ struct Traffic {
   // `words` words from ref; zeros (not counted) for an optional stream left empty.
   Words in(const BufferRef& ref, size_t words) {
     Words w(words, 0);
-    if (!ref) return w;
-    if (words) std::memcpy(w.data(), ref.buffer->data() + ref.offset, 4 * words);
-    counted.words_read += words;
-    counted.nonfinite_inputs += count_nonfinite(w.data(), w.size());
+    in_part(ref, w, 0, words);
     return w;
   }
   void out(const BufferRef& ref, const Words& w) { out_part(ref, w, 0, w.size()); }

@@ -426,10 +426,9 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
   // changes the core's address windows, which waits for the core to go idle,
   // so one allocated midway would make a streamed layer wait for the whole
   // layer below.
-  const size_t gates_per_unit = m.groups.size();
-  ensure(dev_, nullptr, m.ready, static_cast<size_t>(L) * D * gates_per_unit, Access::kRead,
-         "ready");
-  ensure(dev_, nullptr, m.progress, static_cast<size_t>(L) * D * gates_per_unit, Access::kWrite,
+  const size_t per_unit = m.groups.size();  // commands a layer-direction: one per group
+  ensure(dev_, nullptr, m.ready, static_cast<size_t>(L) * D * per_unit, Access::kRead, "ready");
+  ensure(dev_, nullptr, m.progress, static_cast<size_t>(L) * D * per_unit, Access::kWrite,
          "progress");
   for (Impl::Unit& u : m.units) {
     ensure(dev_, &be_, u.xp, m.rows_cap() * G * H, Access::kRead, "xp");
@@ -460,10 +459,8 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
     be_.copy_rows(x_padded.data(), cfg_.input, m.x[0].data(), cfg_.input, m.S, cfg_.input,
                   m.pack.data(), 0.0f);
   }
-  Array y;  // the current layer's packed output [S][D*H]
   // Waits for layer l's FORWARDs; its h_n and c_n; with `into`, its h in the
   // next layer's input layout.
-  const size_t per_unit = m.groups.size();
   const auto finish = [&](int l, const std::vector<JobPtr>& jobs, Array* into) {
     for (int d = 0; d < D; ++d) {
       const int i = l * D + d;
@@ -490,8 +487,8 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
       }
     }
   };
-  std::vector<JobPtr>
-      prev_jobs;  // the layer below's FORWARDs, [d * groups + k], not yet waited for
+  // The layer below's FORWARDs, [d * groups + k], not yet waited for.
+  std::vector<JobPtr> prev_jobs;
   for (int l = 0; l < L; ++l) {
     const int in = l == 0 ? cfg_.input : D * H;
     if (l > 0) m.x[static_cast<size_t>(l)].resize(be_, static_cast<size_t>(m.S) * in);
@@ -613,7 +610,7 @@ StackOutput RnnStack::forward(const std::vector<float>& x, int steps, int batch,
     if (l + 1 < L) preload((l + 1) * D + forward_order(D, l + 1)[0]);
     prev_jobs = std::move(jobs);
   }
-  y = Array(be_, static_cast<size_t>(m.S) * D * H);
+  Array y(be_, static_cast<size_t>(m.S) * D * H);  // the top layer's packed output
   finish(L - 1, prev_jobs, &y);
   Array y_padded(be_, static_cast<size_t>(steps) * batch * D * H);
   be_.copy_rows(y.data(), D * H, y_padded.data(), D * H, steps * batch, D * H, m.unpack.data(),
@@ -720,13 +717,12 @@ std::vector<float> RnnStack::backward(const std::vector<float>& dy) {
   const int chunks = std::min(cfg_.gemm_chunks, T);
   const auto unit = [D](int l, int d) { return l * D + d; };
   // dh rows [r0, r0 + rows) of layer l-1's direction `to` from layer l's
-  // direction `from`: delta(l, from) times the `to` columns of its W_ih;
-  // beta 1 adds to what dh holds.
-  const auto dh_part = [&](int l, int from, int to, int r0, int rows, float* dh, float beta) {
+  // direction `from`: delta(l, from) times the `to` columns of its W_ih.
+  const auto dh_part = [&](int l, int from, int to, int r0, int rows, float* dh) {
     const Impl::Unit& u = m.units[static_cast<size_t>(unit(l, from))];
     be_.gemm(false, false, rows, H, 4 * H, 1.0f,
              u.delta->data() + static_cast<size_t>(r0) * kDeltaWords * H, 4 * H,
-             u.w_u4.data() + to * H, D * H, beta, dh, H);
+             u.w_u4.data() + to * H, D * H, 0.0f, dh, H);
   };
   std::vector<std::vector<JobPtr>> jobs(
       static_cast<size_t>(D));  // layer l's, by position in its order
@@ -754,7 +750,7 @@ std::vector<float> RnnStack::backward(const std::vector<float>& dy) {
               trace_, "compute",
               "dx GEMM " + unit_label(unit(l, e[0])) + " into " + unit_label(unit(l - 1, f)));
           cross.resize(be_, static_cast<size_t>(m.S) * H);
-          dh_part(l, e[0], f, 0, m.S, cross.data(), 0.0f);
+          dh_part(l, e[0], f, 0, m.S, cross.data());
         }
         for (size_t k = 0; k < per_unit; ++k) {
           const Impl::Group& g = m.groups[k];
@@ -777,7 +773,7 @@ std::vector<float> RnnStack::backward(const std::vector<float>& dy) {
                               "dx GEMM " + unit_label(unit(l, f), static_cast<int>(k)) + ", part " +
                                   std::to_string(chunks - c) + "/" + std::to_string(chunks) + " (" +
                                   when + ")");
-            dh_part(l, f, f, r0, rows, dh + static_cast<size_t>(r0) * H, 0.0f);
+            dh_part(l, f, f, r0, rows, dh + static_cast<size_t>(r0) * H);
             if (D == 2) {
               be_.copy_rows(cross.data(), H, dh + static_cast<size_t>(r0) * H, H, rows, H,
                             m.rev.data() + r0, 1.0f);
@@ -804,8 +800,8 @@ std::vector<float> RnnStack::backward(const std::vector<float>& dy) {
         Trace::Scope t(trace_, "compute",
                        "dx GEMM l" + std::to_string(l) + " into " + unit_label(unit(l - 1, s2)));
         Array cross(be_, static_cast<size_t>(m.S) * H);
-        dh_part(l, s2, s2, 0, m.S, dh, 0.0f);
-        dh_part(l, e[1], s2, 0, m.S, cross.data(), 0.0f);
+        dh_part(l, s2, s2, 0, m.S, dh);
+        dh_part(l, e[1], s2, 0, m.S, cross.data());
         be_.copy_rows(cross.data(), H, dh, H, m.S, H, m.rev.data(), 1.0f);
         be_.synchronize();  // the BACKWARD reads dh
       }
@@ -816,25 +812,21 @@ std::vector<float> RnnStack::backward(const std::vector<float>& dy) {
       Trace::Scope t(trace_, "compute", "dx GEMM l0");
       const int in = cfg_.input;
       dx_packed = Array(be_, static_cast<size_t>(m.S) * in);
+      Array reverse;  // the reverse direction's, in its time order
       for (int d = 0; d < D; ++d) {
         const Impl::Unit& u = m.units[static_cast<size_t>(d)];
-        if (d == 0) {
-          be_.gemm(false, false, m.S, in, 4 * H, 1.0f, u.delta->data(), 4 * H, u.w_u4.data(), in,
-                   0.0f, dx_packed.data(), in);
-        } else {
-          Array tmp(be_, static_cast<size_t>(m.S) * in);
-          be_.gemm(false, false, m.S, in, 4 * H, 1.0f, u.delta->data(), 4 * H, u.w_u4.data(), in,
-                   0.0f, tmp.data(), in);
-          be_.copy_rows(tmp.data(), in, dx_packed.data(), in, m.S, in, m.rev.data(), 1.0f);
-        }
+        if (d == 1) reverse.resize(be_, static_cast<size_t>(m.S) * in);
+        be_.gemm(false, false, m.S, in, 4 * H, 1.0f, u.delta->data(), 4 * H, u.w_u4.data(), in,
+                 0.0f, d == 1 ? reverse.data() : dx_packed.data(), in);
       }
+      if (D == 2)
+        be_.copy_rows(reverse.data(), in, dx_packed.data(), in, m.S, in, m.rev.data(), 1.0f);
     }
     weight_grads(l);
     jobs = std::move(below);
   }
-  dy_packed = std::move(dx_packed);
   Array dx(be_, static_cast<size_t>(T) * B * cfg_.input);
-  be_.copy_rows(dy_packed.data(), cfg_.input, dx.data(), cfg_.input, T * B, cfg_.input,
+  be_.copy_rows(dx_packed.data(), cfg_.input, dx.data(), cfg_.input, T * B, cfg_.input,
                 m.unpack.data(), 0.0f);
   be_.synchronize();
   trace_jobs();

@@ -175,18 +175,18 @@ inline void check_forward_records(Device& dev, std::mt19937_64& rng) {
   const auto forward = [&](int k) {
     dev.forward({s, 0, {xp}, {st}, {h}, {}, stores[static_cast<size_t>(k)]})->wait();
   };
+  // The BACKWARD of store k's FORWARD; its delta (cleared before).
   const auto backward = [&](int k) {
+    std::fill(delta->data(), delta->data() + S * H * kDeltaWords, 0.0f);
     dev.backward({s, 0, stores[static_cast<size_t>(k)], {dh}, {carry}, {delta}, {ds}})->wait();
+    return words_of(delta, 0, S * H * kDeltaWords);
   };
   for (int k = 0; k < n; ++k) forward(k);
   forward(0);  // voids store 0's record, then records it as the newest
   forward(n);  // one more: the oldest, store 1's, drops out
   for (int k = 0; k <= n; ++k) {
     if (k == 1) continue;
-    SCOPED_TRACE("the BACKWARD of store " + std::to_string(k));
-    std::fill(delta->data(), delta->data() + S * H * kDeltaWords, 0.0f);
-    backward(k);
-    EXPECT_EQ(words_of(delta, 0, S * H * kDeltaWords), d.bw.delta);
+    EXPECT_EQ(backward(k), d.bw.delta) << "the BACKWARD of store " << k;
   }
   const std::string msg = expect_error<CommandError>([&] { backward(1); }, "ERR_NO_FORWARD");
   EXPECT_NE(msg.find("run its FORWARD again first"), std::string::npos) << msg;
@@ -194,9 +194,7 @@ inline void check_forward_records(Device& dev, std::mt19937_64& rng) {
   expect_same(d, run_layer(dev, d, 0), "after reset()");  // a record on bank 0, the same weights
   for (const int k : {2, 0, 3, 0}) forward(k);
   for (int k = 4; k <= n; ++k) forward(k);
-  std::fill(delta->data(), delta->data() + S * H * kDeltaWords, 0.0f);
-  backward(2);
-  EXPECT_EQ(words_of(delta, 0, S * H * kDeltaWords), d.bw.delta) << "a void in the middle";
+  EXPECT_EQ(backward(2), d.bw.delta) << "a void in the middle";
 }
 
 }  // namespace farnn::devtest

@@ -406,11 +406,7 @@ TEST(SimDevice, TwoDevicesInOneProcessCloseInEitherOrder) {
   std::future<void> finished = done.get_future();
   std::thread([done = std::move(done)]() mutable {
     farnn::test::SeededRng rng(9);
-    LayerShape s;
-    s.hidden = 4;
-    s.batch = 1;
-    s.steps = 2;
-    const LayerData d = core_layer(s, rng);
+    const LayerData d = core_layer({CellKind::kLstm, 4, 1, 2, {}}, rng);
     for (const bool first_closes_first : {false, true}) {
       auto a = Device::open("sim://?seed=4");
       auto b = Device::open("sim://?seed=5");

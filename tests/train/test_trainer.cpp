@@ -422,15 +422,33 @@ const std::vector<std::pair<std::string, int>> kStreamRuns = {
     {"model://?pes=4&chains=2&hidden=32&batch=4", 1}};
 
 // From now on, as each GEMM of any rows by n by k ("gemm ta tb rows n k")
-// starts, appends what `word` reads then.
+// starts, appends what `word` reads then; any other GEMM goes to the hook
+// installed before.
 void record_at_gemms(HostLog& log, bool ta, bool tb, int n, int k,
                      std::function<std::optional<uint32_t>()> word, std::vector<uint32_t>& seen) {
   const std::string head = "gemm " + std::to_string(ta) + " " + std::to_string(tb) + " ";
   const std::string tail = " " + std::to_string(n) + " " + std::to_string(k);
-  log.on_gemm = [&log, head, tail, word = std::move(word), &seen] {
+  log.on_gemm = [&log, head, tail, word = std::move(word), &seen, before = log.on_gemm] {
     const std::string& last = log.lines.back();
-    if (last.starts_with(head) && last.ends_with(tail)) seen.push_back(word().value_or(0));
+    if (last.starts_with(head) && last.ends_with(tail))
+      seen.push_back(word().value_or(0));
+    else if (before)
+      before();
   };
+}
+
+// The progress of a command as each of the `chunks` parts that follow it
+// starts: rising to all T steps and, on sim:// (whose time advances only
+// while the host waits), the first part started once the first part's steps
+// were done, before the command's last.
+void expect_parts_follow(const std::vector<uint32_t>& parts, int T, int chunks, bool sim,
+                         const std::string& waited_in_full) {
+  ASSERT_EQ(parts.size(), static_cast<size_t>(chunks));
+  EXPECT_TRUE(std::is_sorted(parts.begin(), parts.end()));
+  EXPECT_EQ(parts.back(), static_cast<uint32_t>(T));
+  if (!sim) return;
+  EXPECT_GE(parts.front(), static_cast<uint32_t>(T / chunks));
+  EXPECT_LT(parts.front(), static_cast<uint32_t>(T)) << waited_in_full;
 }
 
 // One direction: layer 1's input GEMM follows layer 0's FORWARD step by step.
@@ -458,17 +476,14 @@ TEST(Trainer, NextLayersInputGemmFollowsTheDevicesProgress) {
       record_at_gemms(
           log, false, true, 4 * H, H, [&] { return run.dev.progress(0); }, seen);
       losses.push_back(t.step(data, {0, 1}).loss);  // the run's first step
-      ASSERT_EQ(seen.size(), static_cast<size_t>(chunks));
-      EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
-      EXPECT_EQ(seen.back(), static_cast<uint32_t>(T));
+      expect_parts_follow(seen, T, chunks, uri.starts_with("sim"),
+                          "layer 1 waited for all of layer 0");
       // Layer 1's FORWARD is queued before layer 0's is waited for, and so
       // is each part's wait for layer 0's steps.
       EXPECT_LT(log.find("submit FORWARD 1"), log.find("wait FORWARD 0"));
       EXPECT_LT(log.find("progress FORWARD 0 " + std::to_string(T / chunks)),
                 log.find("wait FORWARD 0"));
       if (uri.starts_with("sim")) {
-        EXPECT_GE(seen.front(), static_cast<uint32_t>(T / chunks));
-        EXPECT_LT(seen.front(), static_cast<uint32_t>(T)) << "layer 1 waited for all of layer 0";
         // A batch of other lengths (fewer packed steps) reuses the buffers,
         // so its layers stream too (FORWARDs 2 and 3).
         Dataset shorter = data;
@@ -520,47 +535,29 @@ TEST(Trainer, BidirectionalLayersFollowTheDirectionBelow) {
     // half in whole, its parts, then the second direction's two halves): the
     // progress of the BACKWARD that the first direction follows.
     std::vector<uint32_t> seen_bw;
-    const auto on_forward_gemm = log.on_gemm;
-    log.on_gemm = [&] {
-      const std::string& last = log.lines.back();
-      if (last.starts_with("gemm 0 0 ") &&
-          last.ends_with(" " + std::to_string(H) + " " + std::to_string(4 * H))) {
-        seen_bw.push_back(run.dev.backward_progress(seen_bw.size() < n + 3 ? 1 : 3).value_or(0));
-      } else {
-        on_forward_gemm();
-      }
-    };
+    record_at_gemms(
+        log, false, false, H, 4 * H,
+        [&] { return run.dev.backward_progress(seen_bw.size() < n + 3 ? 1 : 3); }, seen_bw);
     losses.push_back({t.step(data, {0, 1}).loss});
+    const bool sim = uri.starts_with("sim");
     ASSERT_EQ(seen_bw.size(), 2 * (n + 3));
     for (const size_t first : {size_t{1}, n + 4}) {
       SCOPED_TRACE("backward into layer " + std::to_string(first == 1 ? 1 : 0));
-      const std::vector<uint32_t> parts(seen_bw.begin() + static_cast<long>(first),
-                                        seen_bw.begin() + static_cast<long>(first + n));
-      EXPECT_TRUE(std::is_sorted(parts.begin(), parts.end()));
-      EXPECT_EQ(parts.back(), static_cast<uint32_t>(T));
+      expect_parts_follow({seen_bw.begin() + static_cast<long>(first),
+                           seen_bw.begin() + static_cast<long>(first + n)},
+                          T, chunks, sim, "waited for all of the BACKWARD above");
       EXPECT_EQ(seen_bw[first + n], static_cast<uint32_t>(T))
           << "the second direction's dh before its BACKWARD ended";
-      if (uri.starts_with("sim")) {
-        EXPECT_GE(parts.front(), static_cast<uint32_t>(T / chunks));
-        EXPECT_LT(parts.front(), static_cast<uint32_t>(T))
-            << "waited for all of the BACKWARD above";
-      }
     }
     ASSERT_EQ(seen.size(), 4 * n);
     for (const size_t first : {size_t{0}, 2 * n}) {
       SCOPED_TRACE("layer " + std::to_string(first == 0 ? 1 : 2));
-      const std::vector<uint32_t> parts(seen.begin() + static_cast<long>(first),
-                                        seen.begin() + static_cast<long>(first + n));
-      EXPECT_TRUE(std::is_sorted(parts.begin(), parts.end()));
-      EXPECT_EQ(parts.back(), static_cast<uint32_t>(T));
+      expect_parts_follow(
+          {seen.begin() + static_cast<long>(first), seen.begin() + static_cast<long>(first + n)}, T,
+          chunks, sim, "waited for all of the direction below");
       for (size_t k = first + n; k < first + 2 * n; ++k)
         EXPECT_EQ(seen[k], static_cast<uint32_t>(T))
             << "the second direction's input was incomplete";
-      if (uri.starts_with("sim")) {
-        EXPECT_GE(parts.front(), static_cast<uint32_t>(T / chunks));
-        EXPECT_LT(parts.front(), static_cast<uint32_t>(T))
-            << "waited for all of the direction below";
-      }
     }
     for (const std::string op : {"FORWARD ", "BACKWARD "}) {
       for (const auto& [follower, followed] : {std::pair{"2", "1"}, std::pair{"4", "3"}}) {
@@ -598,19 +595,14 @@ TEST(Trainer, LowerLayersDhFollowsTheDevicesBackwardProgress) {
         log, false, false, H, 4 * H, [&] { return run.dev.backward_progress(2); }, seen);
     t.step(data, {0, 1});
     log.on_gemm = nullptr;
-    ASSERT_EQ(seen.size(), static_cast<size_t>(chunks));
-    EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
-    EXPECT_EQ(seen.back(), static_cast<uint32_t>(T));
+    expect_parts_follow(seen, T, chunks, uri.starts_with("sim"),
+                        "layer 0's dh waited for all of layer 1");
     // Each part's rows: T / chunks steps of both sequences.
     EXPECT_EQ(log.matching(from, gemm_line(false, false, B * T / chunks, H, 4 * H), "").size(),
               static_cast<size_t>(chunks));
     EXPECT_LT(log.find("submit BACKWARD 3"), log.find("wait BACKWARD 2"));
     EXPECT_LT(log.find("progress BACKWARD 2 " + std::to_string(T / chunks)),
               log.find("wait BACKWARD 2"));
-    if (uri.starts_with("sim")) {
-      EXPECT_GE(seen.front(), static_cast<uint32_t>(T / chunks));
-      EXPECT_LT(seen.front(), static_cast<uint32_t>(T)) << "layer 0's dh waited for all of layer 1";
-    }
     losses.push_back(t.step(data, {0, 1}).loss);
   }
   for (double l : losses) EXPECT_EQ(l, losses[0]);
