@@ -104,7 +104,7 @@ def main(argv):
         expect("core params: ClockKhz set by a constant", chk + [t], False, "ClockKhz must come")
         cap = os.path.join(ROOT, "docs", "capacity.md")
         md = os.path.join(tmp, "capacity.md")
-        mutate(cap, md, '"LUT": 872', '"LUT": 915')
+        mutate(cap, md, '"LUT": 879', '"LUT": 915')
         expect("core params: capacity inputs that change the PE count", chk + ["--capacity", md, top], False,
                "NumPe is 1152")
         # ---- board_params: the clock sentence against the inputs

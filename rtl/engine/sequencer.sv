@@ -421,6 +421,8 @@ module sequencer #(
   // group's first row grp_k = kw + grp_pe; the line's first row kw + gl*RowLanes
   // (grid order; row order walks grp_k alone).
   logic        lw_q, lw_d;
+  logic        lw2_q, lw2_d;             // the next wave is the last (w + 2 == R): lw_d's
+                                         // candidate at a wave move, so lw_d is a 2:1 pick
   logic [17:0] grp_k_q, grp_k_d, line_k_q, line_k_d;
   logic [1:0]  grid_move;                // 0 stay, 1 next group (grid: next chain; row order:
                                          // + RowLanes), 2 next line, 3 next wave
@@ -510,10 +512,12 @@ module sequencer #(
   assign grp_klast = grp_kl_q;
   always_comb begin
     lw_d     = lw_q;
+    lw2_d    = lw2_q;
     grp_k_d  = grp_k_q;
     line_k_d = line_k_q;
     if (grid_clear) begin
       lw_d     = (rows_q == 18'd1);
+      lw2_d    = (rows_q == 18'd2);
       grp_k_d  = '0;
       line_k_d = '0;
     end else begin
@@ -524,7 +528,8 @@ module sequencer #(
           line_k_d = k_line;
         end
         2'd3: begin
-          lw_d     = (w_q + 18'd2 == rows_q);
+          lw_d     = lw2_q;
+          lw2_d    = (w_q + 18'd3 == rows_q);
           grp_k_d  = k_wave;
           line_k_d = k_wave;
         end
@@ -1460,6 +1465,7 @@ module sequencer #(
     base_w_q   <= base_w_d;
     in_red_q   <= in_red_d;
     lw_q       <= lw_d;
+    lw2_q      <= lw2_d;
     grp_k_q    <= grp_k_d;
     line_k_q   <= line_k_d;
     wait_q     <= wait_d;
@@ -1567,7 +1573,8 @@ module sequencer #(
       assert (!(state_q == S_RUN && is_bw) || (grp_kl_q == last_row(grp_k_q, gh_q) &&
                                                grp_none_q == (grp_k_q >= gh_q)))
       else $error("sequencer: the registered group's last row or emptiness differs from grp_k");
-      assert (!(state_q == S_RUN && is_bw) || (grp_k_q == kw_q + grp_pe && lw_q == (w_q + 1 == rows_q)))
+      assert (!(state_q == S_RUN && is_bw) || (grp_k_q == kw_q + grp_pe && lw_q == (w_q + 1 == rows_q) &&
+                                               lw2_q == (w_q + 2 == rows_q)))
       else $error("sequencer: registered grid position differs from the wave counters");
       // A command cannot complete in the cycle of a framing error (its words come first).
       assert (!(state_d == S_DONE && (xp_few || xp_many || dh_few || dh_many)))

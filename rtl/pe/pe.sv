@@ -565,7 +565,10 @@ module pe #(
   // next step's last element comes (steps fw_result_gap apart, less than
   // DrainDelay + the drain slots): that job waits in a second counter and
   // takes over when the first has drained its last row. Two jobs at most
-  // (fw_result_gap: two gaps cover DrainDelay and the slots).
+  // (fw_result_gap: two gaps cover DrainDelay and the slots). The job starts
+  // from a register a cycle after its last element (job_new_q), its wait one
+  // less, so the slots are where they were and the relayed token reaches the
+  // drain's counters through one LUT (the chain link's depth).
   logic                res_we;
   logic [ResWidth-1:0] res_waddr;
   assign res_we    = (fw_last_out && sums_q == '0) || comb_done;
@@ -576,20 +579,20 @@ module pe #(
   logic [WaitWidth-1:0] drain_wait_q, drain_wait_d;
   logic                 drain_re, inject_q;
   logic [31:0]          res_rdata;
-  logic                 job_new, job_free;        // a step's last element; the drain free next cycle
-  logic [WaitWidth-1:0] job_wait;                 // its wait to row 0's slot
+  logic                 job_new_q, job_free;      // a step's last element came last cycle; the drain
+                                                  // free next cycle
+  logic [WaitWidth-1:0] job_wait;                 // its wait to row 0's slot, from the cycle after
   logic                 pend_q, pend_d;           // a second job waits
   logic [WaitWidth-1:0] pend_wait_q, pend_wait_d; // its wait, counting
 
   assign drain_re = (drain_left_q != '0) && (drain_wait_q == '0);
-  assign job_new  = is_elem && tok_last_i;
   assign job_free = (drain_left_q == '0) || (drain_left_q == RowsWidth'(1) && drain_re);
   always_comb begin
     unique case (sums_q)
-      2'd0:    job_wait = WaitWidth'(DrainDelay1 + PeIndex / ResLanes);
-      2'd1:    job_wait = WaitWidth'(DrainDelay2 + PeIndex / ResLanes);
-      2'd2:    job_wait = WaitWidth'(DrainDelay4 + PeIndex / ResLanes);
-      default: job_wait = WaitWidth'(DrainDelay8 + PeIndex / ResLanes);
+      2'd0:    job_wait = WaitWidth'(DrainDelay1 - 1 + PeIndex / ResLanes);
+      2'd1:    job_wait = WaitWidth'(DrainDelay2 - 1 + PeIndex / ResLanes);
+      2'd2:    job_wait = WaitWidth'(DrainDelay4 - 1 + PeIndex / ResLanes);
+      default: job_wait = WaitWidth'(DrainDelay8 - 1 + PeIndex / ResLanes);
     endcase
   end
 
@@ -614,7 +617,7 @@ module pe #(
       drain_wait_d = pend_wait_q - 1'b1;
       pend_d       = 1'b0;
     end
-    if (job_new) begin
+    if (job_new_q) begin
       if (job_free && !pend_q) begin
         drain_left_d = rows_q;
         drain_lr_d   = '0;
@@ -627,10 +630,12 @@ module pe #(
   end
   always_ff @(posedge clk_i) begin
     if (rst_i) begin
+      job_new_q    <= 1'b0;
       drain_left_q <= '0;
       pend_q       <= 1'b0;
       inject_q     <= 1'b0;
     end else begin
+      job_new_q    <= is_elem && tok_last_i;
       drain_left_q <= drain_left_d;
       pend_q       <= pend_d;
       inject_q     <= drain_re;
@@ -720,7 +725,7 @@ module pe #(
       else $error("pe %0d: adder claimed by the sums' final adds and a MAC or reduction", PeIndex);
       assert (!(inject_q && res_valid_i[ResLane]))
       else $error("pe %0d: drained result collides with a relayed result", PeIndex);
-      assert (!(job_new && pend_q && !job_free))
+      assert (!(job_new_q && pend_q && !job_free))
       else $error("pe %0d: a third step's results before the first drain finished", PeIndex);
       assert (!(pend_q && pend_wait_q == '0))
       else $error("pe %0d: a waiting step's drain slot came before the previous drain finished",
