@@ -568,7 +568,7 @@ module pe #(
   // (fw_result_gap: two gaps cover DrainDelay and the slots). The job starts
   // from a register a cycle after its last element (job_new_q), its wait one
   // less, so the slots are where they were and the relayed token reaches the
-  // drain's counters through one LUT (the chain link's depth).
+  // drain through one LUT, into job_new_q (the chain link's depth).
   logic                res_we;
   logic [ResWidth-1:0] res_waddr;
   assign res_we    = (fw_last_out && sums_q == '0) || comb_done;
