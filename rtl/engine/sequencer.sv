@@ -337,18 +337,7 @@ module sequencer #(
     end
   endfunction
   logic [15:0] len_b;                  // length of the current step's sequence
-  logic [MaxBatch-1:0] run_t, run_next;  // running at t, at the next t (FW t+1, BW t-1)
-  logic [16:0] nb_same, nb_next;       // {found, slot}: next sequence at t / at the next t
-  logic [15:0] next_t;
   assign len_b    = len_q[BWidth'(b_q)*16 +: 16];
-  assign next_t   = is_fw ? t_q + 1'b1 : t_q - 1'b1;
-  logic [15:0] unused_count_t, unused_count_next;
-  running_slots #(.MaxBatch(MaxBatch)) u_run_t (
-    .lengths_i(len_q), .batch_i(bat_q), .t_i(t_q), .mask_o(run_t), .count_o(unused_count_t));
-  running_slots #(.MaxBatch(MaxBatch)) u_run_next (
-    .lengths_i(len_q), .batch_i(bat_q), .t_i(next_t), .mask_o(run_next), .count_o(unused_count_next));
-  assign nb_same  = first_after(run_t, {1'b0, b_q});
-  assign nb_next  = first_after(run_next, 17'h1ffff);
 
   // Per-slot dependency: units done since the first unit of the sequence's
   // latest step (units - that unit; pv_we sets it at the step's end). Kept
@@ -413,6 +402,77 @@ module sequencer #(
     endcase
   end
   always_ff @(posedge clk_i) tl_q <= tl_d;
+
+  // The slots running at t (slot < B and length > t) and at the next t (FW
+  // t + 1, BW t - 1), kept beside t as tl_q is, so that the next sequence
+  // (nb_same, nb_next) comes from registers, not from compares of the lengths
+  // with t and of the slots with B: FW, a slot stops after its last step
+  // (tl_q); BW, a slot joins at t - 1 when its length is t; t loaded, from
+  // the lengths (running_slots).
+  logic [MaxBatch-1:0] run_q, run_d, run_next, run_load, used_q;
+  logic [15:0]         t_load, unused_count_load;
+  assign t_load = is_fw ? '0 : maxlen_q - 1'b1;
+  running_slots #(.MaxBatch(MaxBatch)) u_run_load (
+    .lengths_i(len_q), .batch_i(bat_q), .t_i(t_load), .mask_o(run_load), .count_o(unused_count_load));
+  assign run_next = is_fw ? (run_q & ~tl_q) : (run_q | (used_q & tl_down));
+  always_comb begin
+    unique case (t_move)
+      2'd1, 2'd2: run_d = run_next;
+      2'd3:       run_d = run_load;
+      default:    run_d = run_q;
+    endcase
+  end
+  // t == 0, kept the same way (t < T <= 65535, so t + 1 never wraps to 0).
+  logic t0_q, t0_d;
+  always_comb begin
+    unique case (t_move)
+      2'd1:    t0_d = 1'b0;
+      2'd2:    t0_d = (t_q == 16'd1);
+      2'd3:    t0_d = is_fw || (maxlen_q == 16'd1);
+      default: t0_d = t0_q;
+    endcase
+  end
+  always_ff @(posedge clk_i) begin
+    run_q <= run_d;
+    t0_q  <= t0_d;
+    for (int b = 0; b < MaxBatch; b++) used_q[b] <= (32'(b) < 32'(bat_q));  // B is set long before S_RUN
+  end
+
+  // The next step's sequence, registered a cycle ahead: {found, slot} of the
+  // next running sequence at t (nb_same_q) and of the first at the next t
+  // (nb_next_q), and whether that step is its sequence's last FW / first BW
+  // step (tl at its slot: nb_same_tl_q, nb_next_tl_q). They follow from b, t
+  // and the slot flags, which change only at a step's end (its last ELEM or
+  // its REDUCE) and as S_STATE ends; the next step end comes two or more
+  // cycles later (FW: H >= 2 elements, or for H = 1 a spacing of
+  // AddLatency + 2 >= 3; BW: a wave, or H idle cycles, between REDUCEs), so
+  // the value computed from the registers of the cycle before is the current
+  // one. Outside S_RUN they are computed for the first step (FW slot 0 at
+  // t = 0, BW the longest sequence's slot at its last step), from the
+  // lengths, which are set in S_LENGTHS. The step decisions then pick from
+  // registers instead of comparing the lengths and searching the slots.
+  logic                in_run;
+  logic [15:0]         b_c, t_c;
+  logic [MaxBatch-1:0] run_c, tl_c, tdn_c, run_next_c;
+  logic [16:0]         nb_same_c, nb_next_c, nb_same_q, nb_next_q;
+  logic                nb_same_tl_q, nb_next_tl_q;
+  assign in_run = (state_q == S_RUN);
+  assign b_c    = in_run ? b_q : (is_fw ? '0 : maxslot_q);
+  assign t_c    = in_run ? t_q : t_load;
+  assign run_c  = in_run ? run_q : run_load;
+  assign tl_c   = in_run ? tl_q : tl_load;
+  for (genvar b = 0; b < MaxBatch; b++) begin : g_tdn
+    assign tdn_c[b] = (t_c == len_q[b*16 +: 16]);  // BW: the slot runs from t - 1 on
+  end
+  assign run_next_c = is_fw ? (run_c & ~tl_c) : (run_c | (used_q & tdn_c));
+  assign nb_same_c  = first_after(run_c, {1'b0, b_c});
+  assign nb_next_c  = first_after(run_next_c, 17'h1ffff);
+  always_ff @(posedge clk_i) begin
+    nb_same_q    <= nb_same_c;
+    nb_next_q    <= nb_next_c;
+    nb_same_tl_q <= tl_c[BWidth'(nb_same_c[15:0])];
+    nb_next_tl_q <= tdn_c[BWidth'(nb_next_c[15:0])];
+  end
 
   logic fw_last_t, bw_final, bw_zero, last_wave, line_end, wave_end;
   logic [15:0] chains_w;                 // chains this wave reaches
@@ -583,7 +643,7 @@ module sequencer #(
   assign fw_in_ok  = !j_end || (xp_av_q >= need);
   assign fw_out_ok = !j_end || ((hout_cr_q >= need) && (!fw_last_t || sout_cr_q >= need));
   assign fw_st_ok  = !j_end || (store_cr_q >= need);
-  assign fw_dep_ok = (t_q == 0) || (dv_cur > $signed(DvW'(j_q)));
+  assign fw_dep_ok = t0_q || (dv_cur > $signed(DvW'(j_q)));
   assign fw_spc_ok = !j_end || spc_q;
 
   logic bw_in_ok, bw_out_ok, bw_st_ok, bw_dep_ok;
@@ -691,7 +751,11 @@ module sequencer #(
   // from state_d, whose S_RUN logic (step ends, credits) is the sequencer's
   // deepest.
   logic drained, fw_records;
-  assign drained    = (units_q == uend_q) && drain_idle_i;
+  // Every unit came back (units == uend), registered from the next count:
+  // uend is set in S_CHECK, long before S_DRAIN reads the flag.
+  logic units_end_q;
+  always_ff @(posedge clk_i) units_end_q <= (units_d == uend_q);
+  assign drained    = units_end_q && drain_idle_i;
   assign fw_records = (state_q == S_DRAIN) && is_fw && drained && !ends_now;
 
   // ----------------------------------------------------------------- main
@@ -1077,10 +1141,10 @@ module sequencer #(
                 nh_d    = nh_q + hid_cw;
                 pv_we   = 1'b1;
                 // The next running sequence at t, or the first at t + 1.
-                if (nb_same[16]) begin
-                  b_d = nb_same[15:0];
+                if (nb_same_q[16]) begin
+                  b_d = nb_same_q[15:0];
                 end else begin
-                  b_d = nb_next[15:0];
+                  b_d = nb_next_q[15:0];
                   t_d = t_q + 1'b1;
                   t_move = 2'd1;
                 end
@@ -1097,10 +1161,14 @@ module sequencer #(
             end
           end
         end else begin
+          // Two decisions: a ROW token waits on its rows' units alone and a
+          // REDUCE on its streams and output room alone (each of the other
+          // conditions holds in its case), so that the REDUCE's fan-out
+          // (grid_clear, the wave registers) does not follow the rows' compare.
           if (wait_q == 0) begin
-            if (bw_dep_ok && bw_in_ok && bw_out_ok && bw_st_ok) begin
-              tk_valid_d = 1'b1;
-              if (!in_red_q) begin
+            if (!in_red_q) begin
+              if (bw_dep_ok) begin
+                tk_valid_d = 1'b1;
                 // ROW token: rows k = w*P + p .. + RowLanes-1 for PEs p.. of
                 // group gl of chain gc (p = gc*ChainLen + gl*RowLanes).
                 dbuf_re_o  = 1'b1;
@@ -1137,48 +1205,48 @@ module sequencer #(
                   in_red_d = last_wave;
                 end
               end else begin
-                tk_op_d      = engine_pkg::TOK_REDUCE;
-                tk_zero_d    = bw_zero;
-                desc_valid_o = 1'b1;
-                desc_flag_o  = bw_final;
-                if (bw_final) begin
-                  sout_cr_d = sout_cr_d - need;
-                end else begin
-                  dh_av_d   = dh_av_d - need;
-                  rec_av_d  = rec_av_d - need;
-                  dout_cr_d = dout_cr_d - need;
-                end
-                n_d      = n_q + 1;
-                nh_d     = nh_q + hid_cw;
-                pv_we    = 1'b1;
-                w_d      = '0;
-                kw_d     = '0;
-                gc_d     = '0;
-                gl_d     = '0;
-                base_w_d = '0;
-                grid_clear = 1'b1;
-                // The next step: the next running sequence at t, else the
-                // first at t - 1, else (after t = 0) the final reductions.
-                if (fin_q) begin
-                  b_d = b_q + 1'b1;
-                end else if (nb_same[16]) begin
-                  b_d = nb_same[15:0];
-                end else if (t_q != 0) begin
-                  b_d = nb_next[15:0];
-                  t_d = t_q - 1'b1;
-                  t_move = 2'd2;
-                end else begin
-                  b_d   = '0;
-                  fin_d = 1'b1;
-                end
-                // A sequence's first BW step reduces zeros: no waves.
-                in_red_d = !fin_d && (nb_same[16] ? tl_q[BWidth'(nb_same[15:0])]
-                                                  : tl_down[BWidth'(nb_next[15:0])]);
-                wait_d   = in_red_d ? 32'(hid_q) : 32'(s_ared_q) - 1;
-                if (n_q == nlast_q) state_d = S_DRAIN;
+                stall = 4'b0100;
               end
-            end else if (!bw_dep_ok) begin
-              stall = 4'b0100;
+            end else if (bw_in_ok && bw_out_ok && bw_st_ok) begin
+              tk_valid_d   = 1'b1;
+              tk_op_d      = engine_pkg::TOK_REDUCE;
+              tk_zero_d    = bw_zero;
+              desc_valid_o = 1'b1;
+              desc_flag_o  = bw_final;
+              if (bw_final) begin
+                sout_cr_d = sout_cr_d - need;
+              end else begin
+                dh_av_d   = dh_av_d - need;
+                rec_av_d  = rec_av_d - need;
+                dout_cr_d = dout_cr_d - need;
+              end
+              n_d      = n_q + 1;
+              nh_d     = nh_q + hid_cw;
+              pv_we    = 1'b1;
+              w_d      = '0;
+              kw_d     = '0;
+              gc_d     = '0;
+              gl_d     = '0;
+              base_w_d = '0;
+              grid_clear = 1'b1;
+              // The next step: the next running sequence at t, else the
+              // first at t - 1, else (after t = 0) the final reductions.
+              if (fin_q) begin
+                b_d = b_q + 1'b1;
+              end else if (nb_same_q[16]) begin
+                b_d = nb_same_q[15:0];
+              end else if (!t0_q) begin
+                b_d = nb_next_q[15:0];
+                t_d = t_q - 1'b1;
+                t_move = 2'd2;
+              end else begin
+                b_d   = '0;
+                fin_d = 1'b1;
+              end
+              // A sequence's first BW step reduces zeros: no waves.
+              in_red_d = !fin_d && (nb_same_q[16] ? nb_same_tl_q : nb_next_tl_q);
+              wait_d   = in_red_d ? 32'(hid_q) : 32'(s_ared_q) - 1;
+              if (n_q == nlast_q) state_d = S_DRAIN;
             end else if (!bw_in_ok) begin
               stall = 4'b0001;
             end else if (!bw_out_ok) begin
@@ -1194,7 +1262,7 @@ module sequencer #(
       S_DRAIN: begin
         if (drained) begin
           state_d = S_DONE;
-        end else if (units_q == uend_q) begin
+        end else if (units_end_q) begin
           stall = 4'b0010;
         end
       end
@@ -1536,11 +1604,20 @@ module sequencer #(
 
 
 `ifndef SYNTHESIS
+  // The running slots at t and at the next t, from the lengths (run_q and
+  // run_next must equal them; BW at t = 0 has no next t).
+  logic [MaxBatch-1:0] run_ref, run_ref_next;
+  logic [15:0]         unused_ref_count, unused_ref_count_next;
+  running_slots #(.MaxBatch(MaxBatch)) u_run_ref (
+    .lengths_i(len_q), .batch_i(bat_q), .t_i(t_q), .mask_o(run_ref), .count_o(unused_ref_count));
+  running_slots #(.MaxBatch(MaxBatch)) u_run_ref_next (
+    .lengths_i(len_q), .batch_i(bat_q), .t_i(is_fw ? t_q + 1'b1 : t_q - 1'b1), .mask_o(run_ref_next),
+    .count_o(unused_ref_count_next));
   // Running sets only shrink with t (FW) and grow as t falls (BW): a step
   // that is not the last always has a next one.
   always_ff @(posedge clk_i) begin
     if (!rst_i) begin
-      assert (!(pv_we && state_d == S_RUN && !nb_same[16] && !fin_q && (is_fw || t_q != 0) && !nb_next[16]))
+      assert (!(pv_we && state_d == S_RUN && !nb_same_q[16] && !fin_q && (is_fw || t_q != 0) && !nb_next_q[16]))
       else $error("sequencer: no running sequence at the next time step");
       // S_SKIP reads valid for the word it takes (see the port list).
       assert (!xp_skip_o || xp_word_i == xp_valid_i) else $error("sequencer: xp skip without ready");
@@ -1587,6 +1664,19 @@ module sequencer #(
         assert (state_q != S_RUN || tl_q[b] == (t_q + 1'b1 == len_q[b*16 +: 16]))
         else $error("sequencer: the registered last-step flag of slot %0d differs", b);
       end
+      assert (state_q != S_RUN || (run_q == run_ref && t0_q == (t_q == 0) &&
+                                   (!(is_fw || t_q != 0) || run_next == run_ref_next)))
+      else $error("sequencer: the registered running slots or t == 0 differ from the lengths");
+      assert (state_q != S_DRAIN || units_end_q == (units_q == uend_q))
+      else $error("sequencer: the registered all-units flag differs from the count");
+      // At a step's end the next sequence registered a cycle ahead is the current one.
+      assert (!(pv_we && !fin_q) ||
+              (nb_same_q == first_after(run_ref, {1'b0, b_q}) &&
+               (!(is_fw || t_q != 0) || (nb_next_q == first_after(run_ref_next, 17'h1ffff) &&
+                                         (is_fw || !nb_next_q[16] ||
+                                          nb_next_tl_q == (t_q == len_q[BWidth'(nb_next_q[15:0])*16 +: 16])))) &&
+               (!nb_same_q[16] || nb_same_tl_q == tl_q[BWidth'(nb_same_q[15:0])])))
+      else $error("sequencer: the next sequence registered a cycle ahead differs from b, t and the lengths");
       assert (!(state_q == S_STATE || state_q == S_RUN) || (j_end_q == (j_q == hm1_q) && j_zero_q == (j_q == 0)))
       else $error("sequencer: the registered first/last-element flags differ from j == 0 / j == H - 1");
       assert (spc_q == (since_q >= l_res_q))
