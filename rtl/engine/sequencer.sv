@@ -440,17 +440,18 @@ module sequencer #(
 
   // The next step's sequence, registered a cycle ahead: {found, slot} of the
   // next running sequence at t (nb_same_q) and of the first at the next t
-  // (nb_next_q), and whether that step is its sequence's last FW / first BW
-  // step (tl at its slot: nb_same_tl_q, nb_next_tl_q). They follow from b, t
-  // and the slot flags, which change only at a step's end (its last ELEM or
-  // its REDUCE) and as S_STATE ends; the next step end comes two or more
-  // cycles later (FW: H >= 2 elements, or for H = 1 a spacing of
-  // AddLatency + 2 >= 3; BW: a wave, or H idle cycles, between REDUCEs), so
-  // the value computed from the registers of the cycle before is the current
-  // one. Outside S_RUN they are computed for the first step (FW slot 0 at
-  // t = 0, BW the longest sequence's slot at its last step), from the
-  // lengths, which are set in S_LENGTHS. The step decisions then pick from
-  // registers instead of comparing the lengths and searching the slots.
+  // (nb_next_q), and (read by BW only) whether that step is its sequence's
+  // first BW step (nb_same_tl_q: t + 1 == its length; nb_next_tl_q: t == its
+  // length). They follow from b, t and the slot flags, which change only at
+  // a step's end (its last ELEM or its REDUCE) and as S_STATE ends; the next
+  // step end comes two or more cycles later (FW: H >= 2 elements, or for
+  // H = 1 a spacing of max(R, AddLatency + 2) >= 2; BW: a wave, or H idle
+  // cycles, between REDUCEs), so the value computed from the registers of
+  // the cycle before is the current one. Outside S_RUN they are computed for
+  // the first step (FW slot 0 at t = 0, BW the longest sequence's slot at its
+  // last step) from the lengths, latched at acceptance, and the longest,
+  // found in S_LENGTHS. The step decisions then pick from registers instead
+  // of comparing the lengths and searching the slots.
   logic                in_run;
   logic [15:0]         b_c, t_c;
   logic [MaxBatch-1:0] run_c, tl_c, tdn_c, run_next_c;
