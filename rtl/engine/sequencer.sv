@@ -386,22 +386,13 @@ module sequencer #(
 
   // Per slot: t + 1 == its length (the sequence's last FW / first BW step),
   // registered, with the compares for the next t computed beside the step.
-  logic [MaxBatch-1:0] tl_q, tl_d, tl_up, tl_down, tl_load;
+  logic [MaxBatch-1:0] tl_q, tl_d, tl_up, tl_load;
   logic [1:0]          t_move;    // 0 t stays, 1 t + 1, 2 t - 1, 3 t loaded (S_STATE)
   for (genvar b = 0; b < MaxBatch; b++) begin : g_tl
     assign tl_up[b]   = (t_q + 16'd2 == len_q[b*16 +: 16]);
-    assign tl_down[b] = (t_q == len_q[b*16 +: 16]);
     assign tl_load[b] = is_fw ? (len_q[b*16 +: 16] == 16'd1) : (len_q[b*16 +: 16] == maxlen_q);
   end
-  always_comb begin
-    unique case (t_move)
-      2'd1:    tl_d = tl_up;
-      2'd2:    tl_d = tl_down;
-      2'd3:    tl_d = tl_load;
-      default: tl_d = tl_q;
-    endcase
-  end
-  always_ff @(posedge clk_i) tl_q <= tl_d;
+  always_ff @(posedge clk_i) tl_q <= tl_d;  // tl_d: below, beside the running slots
 
   // The slots running at t (slot < B and length > t) and at the next t (FW
   // t + 1, BW t - 1), kept beside t as tl_q is, so that the next sequence
@@ -409,19 +400,11 @@ module sequencer #(
   // with t and of the slots with B: FW, a slot stops after its last step
   // (tl_q); BW, a slot joins at t - 1 when its length is t; t loaded, from
   // the lengths (running_slots).
-  logic [MaxBatch-1:0] run_q, run_d, run_next, run_load, used_q;
+  logic [MaxBatch-1:0] run_q, run_d, run_load, used_q;
   logic [15:0]         t_load, unused_count_load;
   assign t_load = is_fw ? '0 : maxlen_q - 1'b1;
   running_slots #(.MaxBatch(MaxBatch)) u_run_load (
     .lengths_i(len_q), .batch_i(bat_q), .t_i(t_load), .mask_o(run_load), .count_o(unused_count_load));
-  assign run_next = is_fw ? (run_q & ~tl_q) : (run_q | (used_q & tl_down));
-  always_comb begin
-    unique case (t_move)
-      2'd1, 2'd2: run_d = run_next;
-      2'd3:       run_d = run_load;
-      default:    run_d = run_q;
-    endcase
-  end
   // t == 0, kept the same way (t < T <= 65535, so t + 1 never wraps to 0).
   logic t0_q, t0_d;
   always_comb begin
@@ -466,6 +449,20 @@ module sequencer #(
     assign tdn_c[b] = (t_c == len_q[b*16 +: 16]);  // BW: the slot runs from t - 1 on
   end
   assign run_next_c = is_fw ? (run_c & ~tl_c) : (run_c | (used_q & tdn_c));
+  // t moves only in S_RUN, where the _c values are the registers' own.
+  always_comb begin
+    unique case (t_move)
+      2'd1:    tl_d = tl_up;
+      2'd2:    tl_d = tdn_c;
+      2'd3:    tl_d = tl_load;
+      default: tl_d = tl_q;
+    endcase
+    unique case (t_move)
+      2'd1, 2'd2: run_d = run_next_c;
+      2'd3:       run_d = run_load;
+      default:    run_d = run_q;
+    endcase
+  end
   assign nb_same_c  = first_after(run_c, {1'b0, b_c});
   assign nb_next_c  = first_after(run_next_c, 17'h1ffff);
   always_ff @(posedge clk_i) begin
@@ -1606,7 +1603,7 @@ module sequencer #(
 
 `ifndef SYNTHESIS
   // The running slots at t and at the next t, from the lengths (run_q and
-  // run_next must equal them; BW at t = 0 has no next t).
+  // run_next_c must equal them; BW at t = 0 has no next t).
   logic [MaxBatch-1:0] run_ref, run_ref_next;
   logic [15:0]         unused_ref_count, unused_ref_count_next;
   running_slots #(.MaxBatch(MaxBatch)) u_run_ref (
@@ -1666,7 +1663,7 @@ module sequencer #(
         else $error("sequencer: the registered last-step flag of slot %0d differs", b);
       end
       assert (state_q != S_RUN || (run_q == run_ref && t0_q == (t_q == 0) &&
-                                   (!(is_fw || t_q != 0) || run_next == run_ref_next)))
+                                   (!(is_fw || t_q != 0) || run_next_c == run_ref_next)))
       else $error("sequencer: the registered running slots or t == 0 differ from the lengths");
       assert (state_q != S_DRAIN || units_end_q == (units_q == uend_q))
       else $error("sequencer: the registered all-units flag differs from the count");
