@@ -295,6 +295,8 @@ module sequencer #(
   logic [CW-1:0] base_w_q, base_w_d;  // weight address base (row * H)
   logic          in_red_q, in_red_d;  // BW: next token is the step's REDUCE
   logic [31:0]   wait_q, wait_d;      // idle cycles before the next token
+  logic          wait_z_q, wait_z_d;  // wait_q == 0, kept beside it: each load of wait
+                                      // takes its value's zero flag (wz_*_q below)
   logic [31:0]   since_q, since_d;    // cycles since the last step-closing ELEM
   logic          spc_q, spc_d;        // since_q >= l_res_q, registered beside it
   logic          since_zero;          // since_d = 0 this cycle (else it counts up or saturates)
@@ -501,6 +503,20 @@ module sequencer #(
     pitch_r <= engine_pkg::bw_pitch(32'(hid_q), NumChains, Lines, RowLanes, La);
     lp_r    <= engine_pkg::bw_line_span(pitch_r, Lines);
     rowo_q  <= engine_pkg::bw_row_order(RedAdder != 0, RowLanes, 32'(bat_q));
+  end
+  // The zero flags of the values wait is loaded with in S_RUN, registered
+  // from the spacing registers (set in S_DERIVE, at least three cycles before
+  // S_RUN): a token decision reads wait_z_q instead of comparing 32 bits.
+  logic wz_fw_q, wz_fwb_q, wz_line_q, wz_line_last_q, wz_bw_q, wz_red_q, wz_hid_q, wz_ared_q;
+  always_ff @(posedge clk_i) begin
+    wz_fw_q        <= (s_fw_q == 16'd1);            // s_fw - 1
+    wz_fwb_q       <= (s_fwb_q == 16'd1);           // s_fwb - 1
+    wz_line_q      <= (pitch_q == 16'(NumChains));  // pitch - chains, a full wave
+    wz_line_last_q <= (pitch_q == q_last_q);        // pitch - chains, the last wave
+    wz_bw_q        <= (s_bw_q == 16'd0);
+    wz_red_q       <= (s_red_q == 16'd0);
+    wz_hid_q       <= (hid_q == 16'd0);
+    wz_ared_q      <= (s_ared_q == 16'd1);          // s_ared - 1
   end
   assign q_last = (NumChains == 1) ? 32'd1 :
                   ((((rem_q == 0) ? NumPe : 32'(rem_q)) - 1) >> ChainBits) + 1;
@@ -827,6 +843,7 @@ module sequencer #(
     base_w_d   = base_w_q;
     in_red_d   = in_red_q;
     wait_d     = (wait_q != 0) ? wait_q - 1 : 0;
+    wait_z_d   = (wait_q[31:1] == '0);
     since_d    = (since_q != 32'hffff_ffff) ? since_q + 1 : since_q;
     since_zero = 1'b0;
     left_d     = left_q;
@@ -1046,6 +1063,7 @@ module sequencer #(
           grid_clear = 1'b1;
           in_red_d   = 1'b1;
           wait_d     = '0;
+          wait_z_d   = 1'b1;
           since_d    = 32'hffff_ffff;
           units_d    = '0;
           dv_clear   = 1'b1;
@@ -1110,7 +1128,7 @@ module sequencer #(
 
       S_RUN: begin
         if (is_fw) begin
-          if (wait_q == 0) begin
+          if (wait_z_q) begin
             if (fw_dep_ok && fw_in_ok && fw_out_ok && fw_st_ok && fw_spc_ok) begin
               hbuf_re_o  = 1'b1;
               tk_valid_d = 1'b1;
@@ -1120,6 +1138,7 @@ module sequencer #(
               tk_addr_d  = WAddrWidth'(j_q) + bank_base_q;
               tk_src_d   = 2'd1;
               wait_d     = tk_last_d ? 32'(s_fwb_q) - 1 : 32'(s_fw_q) - 1;
+              wait_z_d   = tk_last_d ? wz_fwb_q : wz_fw_q;
               if (j_zero_q) begin
                 desc_valid_o = 1'b1;
                 desc_flag_o  = fw_last_t;
@@ -1163,7 +1182,7 @@ module sequencer #(
           // REDUCE on its streams and output room alone (each of the other
           // conditions holds in its case), so that the REDUCE's fan-out
           // (grid_clear, the wave registers) does not follow the rows' compare.
-          if (wait_q == 0) begin
+          if (wait_z_q) begin
             if (!in_red_q) begin
               if (bw_dep_ok) begin
                 tk_valid_d = 1'b1;
@@ -1191,6 +1210,7 @@ module sequencer #(
                   gl_d   = gl_q + 1'b1;
                   grid_move = 2'd2;
                   wait_d = 32'(pitch_q) - 32'(chains_w);
+                  wait_z_d = last_wave ? wz_line_last_q : wz_line_q;
                 end
                 if (wave_end) begin
                   gc_d     = '0;
@@ -1200,6 +1220,7 @@ module sequencer #(
                   kw_d     = kw_q + 18'(NumPe);
                   base_w_d = base_w_q + hid_cw;
                   wait_d   = last_wave ? 32'(s_red_q) : 32'(s_bw_q);
+                  wait_z_d = last_wave ? wz_red_q : wz_bw_q;
                   in_red_d = last_wave;
                 end
               end else begin
@@ -1244,6 +1265,7 @@ module sequencer #(
               // A sequence's first BW step reduces zeros: no waves.
               in_red_d = !fin_d && (nb_same_q[16] ? nb_same_tl_q : nb_next_tl_q);
               wait_d   = in_red_d ? 32'(hid_q) : 32'(s_ared_q) - 1;
+              wait_z_d = in_red_d ? wz_hid_q : wz_ared_q;
               if (n_q == nlast_q) state_d = S_DRAIN;
             end else if (!bw_in_ok) begin
               stall = 4'b0001;
@@ -1535,6 +1557,7 @@ module sequencer #(
     grp_k_q    <= grp_k_d;
     line_k_q   <= line_k_d;
     wait_q     <= wait_d;
+    wait_z_q   <= wait_z_d;
     since_q    <= since_d;
     spc_q      <= spc_d;
     left_q     <= left_d;
@@ -1679,6 +1702,8 @@ module sequencer #(
       else $error("sequencer: the registered first/last-element flags differ from j == 0 / j == H - 1");
       assert (spc_q == (since_q >= l_res_q))
       else $error("sequencer: the registered spacing flag differs from the counter");
+      assert (state_q != S_RUN || wait_z_q == (wait_q == 0))
+      else $error("sequencer: the registered wait flag differs from wait == 0");
       assert (fw_records == (state_q == S_DRAIN && state_d == S_DONE && is_fw))
       else $error("sequencer: the record condition differs from the drain's exit to S_DONE");
       assert (rv_cur == (is_gru ? 3 : 4) * dv_cur)
