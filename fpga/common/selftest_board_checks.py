@@ -104,7 +104,8 @@ def main(argv):
         expect("core params: ClockKhz set by a constant", chk + [t], False, "ClockKhz must come")
         cap = os.path.join(ROOT, "docs", "capacity.md")
         md = os.path.join(tmp, "capacity.md")
-        mutate(cap, md, '"LUT": 879', '"LUT": 915')
+        pe_lut = re.search(r'"per_pe": \{[^}]*?"LUT": (\d+)', open(cap).read()).group(1)
+        mutate(cap, md, '"LUT": %s\n }' % pe_lut, '"LUT": %d\n }' % (int(pe_lut) + 36))
         expect("core params: capacity inputs that change the PE count", chk + ["--capacity", md, top], False,
                "NumPe is 1152")
         # ---- board_params: the clock sentence against the inputs
