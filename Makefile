@@ -38,6 +38,7 @@ test: lint build
 # The training benchmark compares against PyTorch: bootstrap adds python3-torch.
 bench: build
 	@FARNN_EXTRA_PACKAGES="$(FARNN_EXTRA_PACKAGES) python3-torch" scripts/bootstrap.sh
+	@cmake -S . -B $(BUILD) -DFARNN_BENCH_P256=ON >/dev/null
 	@cmake --build $(BUILD) --target bench
 
 sweep: build
