@@ -507,7 +507,7 @@ module sequencer #(
   // The zero flags of the values wait is loaded with in S_RUN, registered
   // from the spacing registers (set in S_DERIVE, at least three cycles before
   // S_RUN): a token decision reads wait_z_q instead of comparing 32 bits.
-  logic wz_fw_q, wz_fwb_q, wz_line_q, wz_line_last_q, wz_bw_q, wz_red_q, wz_hid_q, wz_ared_q;
+  logic wz_fw_q, wz_fwb_q, wz_line_q, wz_line_last_q, wz_bw_q, wz_red_q, wz_ared_q;
   always_ff @(posedge clk_i) begin
     wz_fw_q        <= (s_fw_q == 16'd1);            // s_fw - 1
     wz_fwb_q       <= (s_fwb_q == 16'd1);           // s_fwb - 1
@@ -515,7 +515,6 @@ module sequencer #(
     wz_line_last_q <= (pitch_q == q_last_q);        // pitch - chains, the last wave
     wz_bw_q        <= (s_bw_q == 16'd0);
     wz_red_q       <= (s_red_q == 16'd0);
-    wz_hid_q       <= (hid_q == 16'd0);
     wz_ared_q      <= (s_ared_q == 16'd1);          // s_ared - 1
   end
   assign q_last = (NumChains == 1) ? 32'd1 :
@@ -1265,7 +1264,9 @@ module sequencer #(
               // A sequence's first BW step reduces zeros: no waves.
               in_red_d = !fin_d && (nb_same_q[16] ? nb_same_tl_q : nb_next_tl_q);
               wait_d   = in_red_d ? 32'(hid_q) : 32'(s_ared_q) - 1;
-              wait_z_d = in_red_d ? wz_hid_q : wz_ared_q;
+              // H >= 1 here (layer_error refuses H = 0), so a REDUCE
+              // load is never zero.
+              wait_z_d = !in_red_d && wz_ared_q;
               if (n_q == nlast_q) state_d = S_DRAIN;
             end else if (!bw_in_ok) begin
               stall = 4'b0001;
