@@ -60,6 +60,10 @@ class InputError(Exception):
 
 # ---------------------------------------------------------------- clock
 
+# The clock sentence `make synth` writes into docs/capacity.md.
+CLOCK_SENTENCE = re.compile(r"(\d+) levels -> (\d+(?:\.\d+)?) MHz")
+
+
 def clock_estimate(md_path=CAPACITY_MD):
     """The make-synth clock: levels from the document's inputs, MHz from
     capacity.fmax_from_levels, cross-checked with the document's sentence."""
@@ -67,7 +71,7 @@ def clock_estimate(md_path=CAPACITY_MD):
     inputs = capacity.extract_inputs(md)
     levels = int(inputs["levels"])
     mhz = capacity.fmax_from_levels(levels)
-    m = re.search(r"(\d+) levels -> (\d+(?:\.\d+)?) MHz", md)
+    m = CLOCK_SENTENCE.search(md)
     if not m:
         raise InputError("%s has no 'N levels -> F MHz' sentence (regenerate it with `make synth`)" % md_path)
     doc_levels, doc_mhz = int(m.group(1)), float(m.group(2))

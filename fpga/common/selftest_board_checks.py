@@ -26,6 +26,7 @@ import tempfile
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 COMMON = os.path.join(ROOT, "fpga", "common")
 sys.path.insert(0, COMMON)
+import board_params  # noqa: E402
 import svports  # noqa: E402
 
 failures = 0
@@ -109,8 +110,8 @@ def main(argv):
         expect("core params: capacity inputs that change the PE count", chk + ["--capacity", md, top], False,
                "NumPe is 1152")
         # ---- board_params: the clock sentence against the inputs
-        clock = re.search(r"levels -> [0-9.]+ MHz", open(cap).read()).group(0)
-        mutate(cap, md, clock, "levels -> 125 MHz")
+        clock = board_params.CLOCK_SENTENCE.search(open(cap).read())
+        mutate(cap, md, clock.group(0), "%s levels -> 125 MHz" % clock.group(1))
         expect("board_params: a stale clock sentence", [py, os.path.join(COMMON, "board_params.py"),
                                                         "--capacity", md, "--tcl"], False, "stale")
         # ---- compare_stub
