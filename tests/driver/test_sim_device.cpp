@@ -400,11 +400,13 @@ TEST(SimDevice, KeepsTheNewestForwardRecords) {
 // in both orders, all on one thread: each runs a layer bit-exact, and
 // every close returns (the second device's Verilated context, made current
 // on the thread, once freed made the first one's close hang). The thread is
-// waited for with a deadline, so a hang fails the test instead of hanging it.
+// waited for with a deadline, so a hang fails the test instead of hanging it;
+// a thread that finished is joined, so none outlives the test (a detached one
+// could still be exiting while the process tears GoogleTest down).
 TEST(SimDevice, TwoDevicesInOneProcessCloseInEitherOrder) {
   std::promise<void> done;
   std::future<void> finished = done.get_future();
-  std::thread([done = std::move(done)]() mutable {
+  std::thread worker([done = std::move(done)]() mutable {
     farnn::test::SeededRng rng(9);
     const LayerData d = core_layer({CellKind::kLstm, 4, 1, 2, {}}, rng);
     for (const bool first_closes_first : {false, true}) {
@@ -417,12 +419,13 @@ TEST(SimDevice, TwoDevicesInOneProcessCloseInEitherOrder) {
       a.reset();
     }
     done.set_value();
-  }).detach();
+  });
   if (finished.wait_for(std::chrono::seconds(120)) != std::future_status::ready) {
     ADD_FAILURE() << "closing two sim:// devices hung";
     std::fflush(nullptr);
     std::_Exit(1);  // the hung thread cannot be joined
   }
+  worker.join();
 }
 
 // A transport shared by two drivers in turn; cut() makes it a dead link for the
