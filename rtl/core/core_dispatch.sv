@@ -206,20 +206,39 @@ module core_dispatch #(
     addr0_zero <= (d_addr0 == 0);
   end
 
-  // Bits the op does not use.
-  logic [DW*32-1:0] used;
-  always_comb begin
-    used = '0;
-    case (d_op)
-      core_regs_pkg::OP_NOP:      used = core_regs_pkg::DESC_USED_NOP;
-      core_regs_pkg::OP_LOAD:     used = core_regs_pkg::DESC_USED_LOAD;
-      core_regs_pkg::OP_FORWARD:  used = core_regs_pkg::DESC_USED_FORWARD;
-      core_regs_pkg::OP_BACKWARD: used = core_regs_pkg::DESC_USED_BACKWARD;
-      core_regs_pkg::OP_WAIT:     used = core_regs_pkg::DESC_USED_WAIT;
-      core_regs_pkg::OP_SIGNAL:   used = core_regs_pkg::DESC_USED_SIGNAL;
-      default:                    used = '0;
+  // A bit the op does not use is set, for each op: gathered word by word as
+  // the descriptor arrives (S_FETCH_DATA: the word against each op's mask),
+  // so the decode reads one register picked by the op instead of reducing
+  // 1,024 masked bits (11 LUT levels). An unknown op is CK_OP's.
+  localparam int unsigned NumOps = 6;   // OP_NOP .. OP_SIGNAL
+  // The bits of descriptor word w that op uses.
+  function automatic logic [31:0] op_word_used(input int unsigned op, input int unsigned w);
+    case (op)
+      0:       op_word_used = core_regs_pkg::DESC_USED_NOP[w*32 +: 32];
+      1:       op_word_used = core_regs_pkg::DESC_USED_LOAD[w*32 +: 32];
+      2:       op_word_used = core_regs_pkg::DESC_USED_FORWARD[w*32 +: 32];
+      3:       op_word_used = core_regs_pkg::DESC_USED_BACKWARD[w*32 +: 32];
+      4:       op_word_used = core_regs_pkg::DESC_USED_WAIT[w*32 +: 32];
+      default: op_word_used = core_regs_pkg::DESC_USED_SIGNAL[w*32 +: 32];
     endcase
+  endfunction
+  logic [NumOps-1:0]       unused_q, unused_word;
+  logic [NumOps*32-1:0]    word_used;   // the arriving word's bits each op uses (32 an op)
+  always_comb begin
+    word_used = '1;                     // a word beyond the descriptor is not stored
+    for (int unsigned o = 0; o < NumOps; o++) begin
+      for (int unsigned w = 0; w < DW; w++) begin
+        if (word_q == 6'(w)) word_used[o*32 +: 32] = op_word_used(o, w);
+      end
+      unused_word[o] = (ctl_data_i & ~word_used[o*32 +: 32]) != '0;
+    end
   end
+  always_ff @(posedge clk_i) begin
+    if (state_q == S_FETCH) unused_q <= '0;
+    else if (state_q == S_FETCH_DATA && ctl_valid_i) unused_q <= unused_q | unused_word;
+  end
+  logic unused_set;
+  assign unused_set = (d_op < 8'(NumOps)) && unused_q[3'(d_op)];
 
   // The watchdog a command runs under: its own, else the register's.
   logic [31:0] eff_watchdog;
@@ -479,71 +498,77 @@ module core_dispatch #(
                      (chk_q < chk_count) && chk_valid && !chk_started_q && !win_busy;
 
   // ------------------------------------------------ descriptor checks
-  // First failing field check of a decoded descriptor (code, kind), and its
-  // registered copy that S_CHECK acts on.
-  logic [4:0]  dec_err, dec_err_q;
-  logic [7:0]  dec_kind, dec_kind_q;
-  logic [63:0] dec_addr, dec_addr_q;
+  // Each field check of a decoded descriptor is a flag, registered as
+  // S_DECODE ends (dec_fail_q); S_CHECK acts on the first one that failed,
+  // in the order of the CK_* indices. The priority pick runs from registers,
+  // so neither the fields' compares nor the pick sit on one path.
+  localparam int unsigned CK_OP         = 0;   // unknown op
+  localparam int unsigned CK_FIELD      = 1;   // a bit the op does not use is set
+  localparam int unsigned CK_LOAD_ALIGN = 2;   // LOAD: length or address off the weight lanes
+  localparam int unsigned CK_H_ZERO     = 3;   // FORWARD/BACKWARD from here to CK_BW_ALIGN
+  localparam int unsigned CK_H_LARGE    = 4;
+  localparam int unsigned CK_B_ZERO     = 5;
+  localparam int unsigned CK_B_LARGE    = 6;
+  localparam int unsigned CK_T_ZERO     = 7;
+  localparam int unsigned CK_WRAP       = 8;   // store beyond the card master's address space
+  localparam int unsigned CK_RUN_ALIGN  = 9;   // a stream address or stride not word aligned
+  localparam int unsigned CK_BW_ALIGN   = 10;  // BACKWARD writes delta a unit (16 bytes) an item
+  localparam int unsigned CK_SYNC_ALIGN = 11;  // WAIT/SIGNAL: address not word aligned
+  localparam int unsigned NumChecks     = 12;
+  logic [NumChecks-1:0] dec_fail, dec_fail_q;
+  // The address a failed check reports: the field's (dec_faddr_q, for
+  // CK_LOAD_ALIGN, CK_BW_ALIGN and CK_SYNC_ALIGN) or the descriptor's own.
+  logic [63:0] dec_faddr_q, dec_daddr_q;
   always_ff @(posedge clk_i) begin
-    dec_err_q  <= dec_err;
-    dec_kind_q <= dec_kind;
-    dec_addr_q <= dec_addr;
+    dec_fail_q  <= dec_fail;
+    dec_faddr_q <= op_run ? d_out_addr : d_addr0;
+    dec_daddr_q <= desc_addr;
   end
+  // The engine checks H, B and T too, but only once the command runs: the
+  // lengths read (B words into MaxBatch slots) and the extents of the window
+  // checks need them bounded before anything moves.
+  always_comb begin
+    dec_fail                = '0;
+    dec_fail[CK_OP]         = (d_op > core_regs_pkg::OP_SIGNAL);
+    dec_fail[CK_FIELD]      = unused_set;
+    dec_fail[CK_LOAD_ALIGN] = op_load && (d_len0 == 0 || (d_len0 % (WeightLanes * 4)) != 0 ||
+                                          (d_addr0 % (WeightLanes * 4)) != 0);
+    dec_fail[CK_H_ZERO]     = op_run && (d_hidden == 0);
+    dec_fail[CK_H_LARGE]    = op_run && (32'(d_hidden) > MaxHidden);
+    dec_fail[CK_B_ZERO]     = op_run && (d_batch == 0);
+    dec_fail[CK_B_LARGE]    = op_run && (32'(d_batch) > MaxBatch);
+    dec_fail[CK_T_ZERO]     = op_run && (d_steps == 0);
+    dec_fail[CK_WRAP]       = op_run && ((d_store_base[63:StoreAddrWidth] |
+                                          d_store_size[63:StoreAddrWidth]) != 0);
+    dec_fail[CK_RUN_ALIGN]  = op_run && ((d_addr0[1:0] | d_in_addr[1:0] | d_out_addr[1:0] | d_si_addr[1:0] |
+                                          d_so_addr[1:0] | d_in_stride[1:0] | d_out_stride[1:0] |
+                                          ((d_gate_enable && d_gate_poll) ? d_gate_addr[1:0] : 2'd0) |
+                                          ((d_every != 0) ? d_prog_addr[1:0] : 2'd0)) != 2'd0);
+    dec_fail[CK_BW_ALIGN]   = op_bw && ((d_out_addr[3:0] | d_out_stride[3:0]) != 4'd0);
+    dec_fail[CK_SYNC_ALIGN] = (op_wait || op_signal) && (d_addr0[1:0] != 2'd0);
+  end
+  // The first failed check's code, fault kind and address (S_CHECK).
+  logic [4:0]  dec_err;
+  logic [7:0]  dec_kind;
+  logic [63:0] dec_addr;
   always_comb begin
     dec_err  = core_regs_pkg::ERR_NONE;
     dec_kind = core_regs_pkg::FAULT_KIND_NONE;
-    dec_addr = desc_addr;
-    if (d_op > core_regs_pkg::OP_SIGNAL) begin
-      dec_err  = core_regs_pkg::ERR_DESC_OP;
-      dec_kind = core_regs_pkg::FAULT_KIND_DESC_OP;
-    end else if ((desc_q & ~used) != '0) begin
-      dec_err  = core_regs_pkg::ERR_DESC_FIELD;
-      dec_kind = core_regs_pkg::FAULT_KIND_DESC_FIELD;
-    end else if (op_load) begin
-      if (d_len0 == 0 || (d_len0 % (WeightLanes * 4)) != 0 || (d_addr0 % (WeightLanes * 4)) != 0) begin
-        dec_err  = core_regs_pkg::ERR_ALIGN;
-        dec_kind = core_regs_pkg::FAULT_KIND_ALIGN;
-        dec_addr = d_addr0;
-      end
-    end else if (op_run) begin
-      // The engine checks H, B and T too, but only once the command runs: the
-      // lengths read (B words into MaxBatch slots) and the extents of the
-      // window checks need them bounded before anything moves.
-      if (d_hidden == 0) begin
-        dec_err  = core_regs_pkg::ERR_HIDDEN_ZERO;
-        dec_kind = core_regs_pkg::FAULT_KIND_DESC_FIELD;
-      end else if (32'(d_hidden) > MaxHidden) begin
-        dec_err  = core_regs_pkg::ERR_HIDDEN_TOO_LARGE;
-        dec_kind = core_regs_pkg::FAULT_KIND_DESC_FIELD;
-      end else if (d_batch == 0) begin
-        dec_err  = core_regs_pkg::ERR_BATCH_ZERO;
-        dec_kind = core_regs_pkg::FAULT_KIND_DESC_FIELD;
-      end else if (32'(d_batch) > MaxBatch) begin
-        dec_err  = core_regs_pkg::ERR_BATCH_TOO_LARGE;
-        dec_kind = core_regs_pkg::FAULT_KIND_DESC_FIELD;
-      end else if (d_steps == 0) begin
-        dec_err  = core_regs_pkg::ERR_STEPS_ZERO;
-        dec_kind = core_regs_pkg::FAULT_KIND_DESC_FIELD;
-      end else if ((d_store_base[63:StoreAddrWidth] | d_store_size[63:StoreAddrWidth]) != 0) begin
-        dec_err  = core_regs_pkg::ERR_STORE_WRAP;   // beyond the card master's address space
-        dec_kind = core_regs_pkg::FAULT_KIND_DESC_FIELD;
-      end else if ((d_addr0[1:0] | d_in_addr[1:0] | d_out_addr[1:0] | d_si_addr[1:0] | d_so_addr[1:0] |
-                    d_in_stride[1:0] | d_out_stride[1:0] |
-                    ((d_gate_enable && d_gate_poll) ? d_gate_addr[1:0] : 2'd0) |
-                    ((d_every != 0) ? d_prog_addr[1:0] : 2'd0)) != 2'd0) begin
-        dec_err  = core_regs_pkg::ERR_ALIGN;
-        dec_kind = core_regs_pkg::FAULT_KIND_ALIGN;
-      end else if (op_bw && (d_out_addr[3:0] | d_out_stride[3:0]) != 4'd0) begin
-        // BACKWARD writes delta a unit (4 words, 16 bytes) an item.
-        dec_err  = core_regs_pkg::ERR_ALIGN;
-        dec_kind = core_regs_pkg::FAULT_KIND_ALIGN;
-        dec_addr = d_out_addr;
-      end
-    end else if (op_wait || op_signal) begin
-      if (d_addr0[1:0] != 2'd0) begin
-        dec_err  = core_regs_pkg::ERR_ALIGN;
-        dec_kind = core_regs_pkg::FAULT_KIND_ALIGN;
-        dec_addr = d_addr0;
+    dec_addr = dec_daddr_q;
+    for (int k = NumChecks - 1; k >= 0; k--) begin
+      if (dec_fail_q[k]) begin
+        case (k)
+          CK_OP:      {dec_err, dec_kind} = {core_regs_pkg::ERR_DESC_OP, core_regs_pkg::FAULT_KIND_DESC_OP};
+          CK_FIELD:   {dec_err, dec_kind} = {core_regs_pkg::ERR_DESC_FIELD, core_regs_pkg::FAULT_KIND_DESC_FIELD};
+          CK_H_ZERO:  {dec_err, dec_kind} = {core_regs_pkg::ERR_HIDDEN_ZERO, core_regs_pkg::FAULT_KIND_DESC_FIELD};
+          CK_H_LARGE: {dec_err, dec_kind} = {core_regs_pkg::ERR_HIDDEN_TOO_LARGE, core_regs_pkg::FAULT_KIND_DESC_FIELD};
+          CK_B_ZERO:  {dec_err, dec_kind} = {core_regs_pkg::ERR_BATCH_ZERO, core_regs_pkg::FAULT_KIND_DESC_FIELD};
+          CK_B_LARGE: {dec_err, dec_kind} = {core_regs_pkg::ERR_BATCH_TOO_LARGE, core_regs_pkg::FAULT_KIND_DESC_FIELD};
+          CK_T_ZERO:  {dec_err, dec_kind} = {core_regs_pkg::ERR_STEPS_ZERO, core_regs_pkg::FAULT_KIND_DESC_FIELD};
+          CK_WRAP:    {dec_err, dec_kind} = {core_regs_pkg::ERR_STORE_WRAP, core_regs_pkg::FAULT_KIND_DESC_FIELD};
+          default:    {dec_err, dec_kind} = {core_regs_pkg::ERR_ALIGN, core_regs_pkg::FAULT_KIND_ALIGN};
+        endcase
+        dec_addr = (k == CK_LOAD_ALIGN || k == CK_BW_ALIGN || k == CK_SYNC_ALIGN) ? dec_faddr_q : dec_daddr_q;
       end
     end
   end
@@ -708,15 +733,15 @@ module core_dispatch #(
         end
       end
 
-      // The checks' verdict is registered (dec_*_q) the cycle after S_DECODE.
+      // The checks' flags are registered (dec_fail_q) the cycle after S_DECODE.
       S_DECODE: state_d = S_CHECK;
 
       S_CHECK: begin
-        if (dec_err_q != core_regs_pkg::ERR_NONE) begin
-          pf_err_d    = dec_err_q;
-          pf_kind_d   = dec_kind_q;
+        if (dec_fail_q != '0) begin
+          pf_err_d    = dec_err;
+          pf_kind_d   = dec_kind;
           pf_stream_d = core_regs_pkg::STREAM_DESC;
-          pf_addr_d   = dec_addr_q;
+          pf_addr_d   = dec_addr;
           state_d     = S_FENCE_FAULT;
         end else begin
           chk_d   = '0;

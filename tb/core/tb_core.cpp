@@ -21,6 +21,10 @@
 //                    FORWARD and BACKWARD, LSTM and GRU: every stream's window
 //                    check at exactly its extent passes (bit-exact, the gaps
 //                    of a strided output untouched) and 4 bytes short fails;
+//   --suite checks   every field check of the descriptor decode (a bit each
+//                    op leaves unused, H, B, T, the store's extent, every
+//                    address's alignment) with its error, kind and address,
+//                    and which of two failing checks is reported;
 //   --suite speed    a full-size layer with DDR-like card latency and
 //                    backpressure: no gate-store stall, and the shell adds at
 //                    most a few host round trips per command (cycle checks).
@@ -29,6 +33,9 @@
 #include <cstdio>
 #include <functional>
 #include <iostream>
+#include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "core_layer.hpp"
@@ -391,6 +398,188 @@ void suite_faults(CoreHarness& hx, int rounds) {
   run_one_layer(hx, "faults: a layer after the ring was fixed");
 }
 
+// ------------------------------------------------------------ checks suite
+// Every field check of the dispatcher's decode, with its error, fault kind
+// and address (the descriptor's own, or the field's for LOAD's address and
+// length, BACKWARD's delta and a WAIT/SIGNAL address), and their order where
+// a descriptor fails more than one. A bit an op does not use is tried in
+// every op, most often a bit another op uses; each fault is followed by a
+// soft reset, and a bit-exact layer ends the suite.
+void suite_checks(CoreHarness& hx) {
+  hx.setup_ring(cr::kCtrlIrqErrorEnMask);
+  const EngineParams& p = hx.params();
+  HostLayer l = place_layer(hx, random_config(hx.rng(), p, engine::Cell::kLstm), 0, 0x10000);
+  const uint64_t word = hx.alloc(4);
+  auto op_desc = [&](cr::Op op) {
+    switch (op) {
+      case cr::Op::kLoad:
+        return load_desc(l);
+      case cr::Op::kForward:
+        return run_desc(l, false);
+      case cr::Op::kBackward:
+        return run_desc(l, true);
+      case cr::Op::kWait:
+        return wait_desc(word, 0, 1, kWaitWatchdog);
+      case cr::Op::kSignal: {
+        cr::Descriptor d;
+        d.op = cr::Op::kSignal;
+        d.addr0 = word;
+        d.value = 7;
+        return d;
+      }
+      default:
+        return cr::Descriptor{};
+    }
+  };
+  auto run = [&](bool bw) { return run_desc(l, bw); };
+  auto bad = [&](const std::string& name, const cr::DescWords& w, cr::Error e, cr::FaultKind k,
+                 std::optional<uint64_t> field_addr = std::nullopt) {
+    const uint64_t at = field_addr ? *field_addr : hx.next_desc_addr();
+    hx.push_words(w);
+    hx.ring_doorbell();
+    expect_fault(hx, {name, e, k, {}, static_cast<int>(cr::Stream::kDesc)}, at, "checks: " + name);
+    hx.soft_reset();
+  };
+  const auto field = cr::FaultKind::kDescField;
+  const auto align = cr::FaultKind::kAlign;
+  const cr::Op ops[] = {cr::Op::kNop,      cr::Op::kLoad, cr::Op::kForward,
+                        cr::Op::kBackward, cr::Op::kWait, cr::Op::kSignal};
+  // A bit each op leaves unused: 6 a op, 4 of them a bit another op uses.
+  for (const cr::Op op : ops) {
+    const cr::DescWords used = cr::desc_used_bits(op);
+    std::vector<std::pair<unsigned, unsigned>> other, none;  // (word, bit)
+    for (unsigned w = 0; w < cr::kDescWords; ++w) {
+      for (unsigned b = 0; b < 32; ++b) {
+        if ((used[w] >> b) & 1u) continue;
+        bool elsewhere = false;
+        for (const cr::Op o : ops) elsewhere |= ((cr::desc_used_bits(o)[w] >> b) & 1u) != 0;
+        (elsewhere ? other : none).emplace_back(w, b);
+      }
+    }
+    for (int i = 0; i < 6; ++i) {
+      const auto& from = (i < 4 || none.empty()) ? other : none;
+      const auto [w, b] =
+          from[static_cast<size_t>(hx.rng().range(0, static_cast<long long>(from.size()) - 1))];
+      cr::DescWords d = op_desc(op).encode();
+      d[w] |= 1u << b;
+      bad(std::string(cr::to_string(op)) + " with word " + std::to_string(w) + " bit " +
+              std::to_string(b) + " set",
+          d, cr::Error::kDescField, field);
+    }
+  }
+  const bool bw = hx.rng().chance(0.5);
+  auto with = [&](auto change) {
+    cr::Descriptor d = run(bw);
+    change(d);
+    return d.encode();
+  };
+  const uint16_t big_h = static_cast<uint16_t>(hx.rng().range(p.max_hidden + 1, 65535));
+  const uint16_t big_b = static_cast<uint16_t>(hx.rng().range(p.max_batch + 1, 65535));
+  const uint64_t wrap = 1ull << hx.rng().range(48, 63);  // beyond the card master's address space
+  bad("H = 0", with([](cr::Descriptor& d) { d.hidden = 0; }), cr::Error::kHiddenZero, field);
+  bad("H above MaxHidden", with([&](cr::Descriptor& d) { d.hidden = big_h; }),
+      cr::Error::kHiddenTooLarge, field);
+  bad("B = 0", with([](cr::Descriptor& d) { d.batch = 0; }), cr::Error::kBatchZero, field);
+  bad("B above MaxBatch", with([&](cr::Descriptor& d) { d.batch = big_b; }),
+      cr::Error::kBatchTooLarge, field);
+  bad("T = 0", with([](cr::Descriptor& d) { d.steps = 0; }), cr::Error::kStepsZero, field);
+  bad("store base beyond the card", with([&](cr::Descriptor& d) { d.store_base |= wrap; }),
+      cr::Error::kStoreWrap, field);
+  bad("store size beyond the card", with([&](cr::Descriptor& d) { d.store_size |= wrap; }),
+      cr::Error::kStoreWrap, field);
+  // Every address and stride of a run, a word's bytes off (the gate and
+  // progress words only where the descriptor uses them).
+  const uint64_t off = static_cast<uint64_t>(hx.rng().range(1, 3));
+  const std::vector<std::pair<std::string, std::function<void(cr::Descriptor&)>>> misaligned = {
+      {"lengths", [&](cr::Descriptor& d) { d.addr0 += off; }},
+      {"input", [&](cr::Descriptor& d) { d.in_addr += off; }},
+      {"output", [&](cr::Descriptor& d) { d.out_addr += off; }},
+      {"state in", [&](cr::Descriptor& d) { d.state_in_addr += off; }},
+      {"state out", [&](cr::Descriptor& d) { d.state_out_addr += off; }},
+      {"input stride", [&](cr::Descriptor& d) { d.in_stride = 64 + static_cast<uint32_t>(off); }},
+      {"output stride", [&](cr::Descriptor& d) { d.out_stride = 64 + static_cast<uint32_t>(off); }},
+      {"polled gate word",
+       [&](cr::Descriptor& d) {
+         d.gate_enable = d.gate_poll = true;
+         d.gate_addr = word + off;
+       }},
+      {"progress word",
+       [&](cr::Descriptor& d) {
+         d.progress_every = 1;
+         d.progress_addr = word + off;
+       }},
+  };
+  for (const auto& [name, change] : misaligned)
+    bad("misaligned " + name, with(change), cr::Error::kAlign, align);
+  // BACKWARD writes delta a unit (16 bytes) an item; the fault names out_addr.
+  const uint64_t unit_off = 4 * static_cast<uint64_t>(hx.rng().range(1, 3));
+  cr::Descriptor b = run(true);
+  b.out_addr += unit_off;
+  bad("BACKWARD delta off a unit", b.encode(), cr::Error::kAlign, align, b.out_addr);
+  b = run(true);
+  b.out_stride = 64 + static_cast<uint32_t>(unit_off);
+  bad("BACKWARD delta stride off a unit", b.encode(), cr::Error::kAlign, align, b.out_addr);
+  // LOAD: a length or address off the weight beat; the fault names addr0.
+  const uint32_t beat = 4u * static_cast<uint32_t>(p.weight_lanes);
+  cr::Descriptor ld = load_desc(l);
+  ld.len0 = 0;
+  bad("LOAD of 0 bytes", ld.encode(), cr::Error::kAlign, align, ld.addr0);
+  ld = load_desc(l);
+  ld.len0 += 4;
+  bad("LOAD length off the beat", ld.encode(), cr::Error::kAlign, align, ld.addr0);
+  if (beat > 4) {
+    ld = load_desc(l);
+    ld.addr0 += 4;
+    bad("LOAD address off the beat", ld.encode(), cr::Error::kAlign, align, ld.addr0);
+  }
+  for (const cr::Op op : {cr::Op::kWait, cr::Op::kSignal}) {
+    cr::Descriptor d = op_desc(op);
+    d.addr0 += off;
+    bad(std::string(cr::to_string(op)) + " address misaligned", d.encode(), cr::Error::kAlign,
+        align, d.addr0);
+  }
+  // Two checks failing: the first in the decode's order is reported.
+  cr::DescWords w = with([](cr::Descriptor& d) { d.hidden = 0; });
+  w[0] = (w[0] & ~0xffu) | static_cast<uint32_t>(hx.rng().range(6, 255));
+  w[31] |= 1u;
+  bad("unknown op and a reserved bit", w, cr::Error::kDescOp, cr::FaultKind::kDescOp);
+  w = with([](cr::Descriptor& d) { d.hidden = 0; });
+  w[30] |= 1u << hx.rng().range(0, 31);
+  bad("a reserved bit and H = 0", w, cr::Error::kDescField, field);
+  bad("H = 0 and B = 0", with([](cr::Descriptor& d) { d.hidden = d.batch = 0; }),
+      cr::Error::kHiddenZero, field);
+  bad("H too large and B too large", with([&](cr::Descriptor& d) {
+        d.hidden = big_h;
+        d.batch = big_b;
+      }),
+      cr::Error::kHiddenTooLarge, field);
+  bad("B too large and T = 0", with([&](cr::Descriptor& d) {
+        d.batch = big_b;
+        d.steps = 0;
+      }),
+      cr::Error::kBatchTooLarge, field);
+  bad("T = 0 and the store beyond the card", with([&](cr::Descriptor& d) {
+        d.steps = 0;
+        d.store_base |= wrap;
+      }),
+      cr::Error::kStepsZero, field);
+  bad("the store beyond the card and a misaligned input", with([&](cr::Descriptor& d) {
+        d.store_size |= wrap;
+        d.in_addr += off;
+      }),
+      cr::Error::kStoreWrap, field);
+  b = run(true);
+  b.out_addr += unit_off;
+  b.state_in_addr += off;
+  bad("a misaligned state and BACKWARD delta off a unit", b.encode(), cr::Error::kAlign, align);
+  ld = load_desc(l);
+  ld.len0 = 0;
+  cr::DescWords lw = ld.encode();
+  lw[9] |= 1u << hx.rng().range(0, 31);  // word 9 is unused by every op
+  bad("LOAD: a reserved bit and 0 bytes", lw, cr::Error::kDescField, field);
+  run_one_layer(hx, "checks: a layer after the refusals");
+}
+
 // ------------------------------------------------------------ signal suite
 void suite_signal(CoreHarness& hx) {
   hx.setup_ring(cr::kCtrlIrqDoneEnMask);
@@ -746,8 +935,11 @@ int main(int argc, char** argv) {
       suite_speed(hx);
     } else if (suite == "extents") {
       suite_extents(hx);
+    } else if (suite == "checks") {
+      suite_checks(hx);
     } else {
-      throw std::invalid_argument("unknown --suite " + suite + " (layers, faults, signal, speed, extents)");
+      throw std::invalid_argument("unknown --suite " + suite +
+                                  " (layers, faults, signal, speed, extents, checks)");
     }
     std::cout << "tb_core " << suite << ": " << hx.tb().cycle() << " cycles" << std::endl;
   });
