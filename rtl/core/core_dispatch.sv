@@ -210,16 +210,16 @@ module core_dispatch #(
   // the descriptor arrives (S_FETCH_DATA: the word against each op's mask),
   // so the decode reads one register picked by the op instead of reducing
   // 1,024 masked bits (11 LUT levels). An unknown op is CK_OP's.
-  localparam int unsigned NumOps = 6;   // OP_NOP .. OP_SIGNAL
+  localparam int unsigned NumOps = 32'(core_regs_pkg::OP_SIGNAL) + 1;  // OP_NOP .. OP_SIGNAL
   // The bits of descriptor word w that op uses.
-  function automatic logic [31:0] op_word_used(input int unsigned op, input int unsigned w);
+  function automatic logic [31:0] op_word_used(input logic [7:0] op, input int unsigned w);
     case (op)
-      0:       op_word_used = core_regs_pkg::DESC_USED_NOP[w*32 +: 32];
-      1:       op_word_used = core_regs_pkg::DESC_USED_LOAD[w*32 +: 32];
-      2:       op_word_used = core_regs_pkg::DESC_USED_FORWARD[w*32 +: 32];
-      3:       op_word_used = core_regs_pkg::DESC_USED_BACKWARD[w*32 +: 32];
-      4:       op_word_used = core_regs_pkg::DESC_USED_WAIT[w*32 +: 32];
-      default: op_word_used = core_regs_pkg::DESC_USED_SIGNAL[w*32 +: 32];
+      core_regs_pkg::OP_NOP:      op_word_used = core_regs_pkg::DESC_USED_NOP[w*32 +: 32];
+      core_regs_pkg::OP_LOAD:     op_word_used = core_regs_pkg::DESC_USED_LOAD[w*32 +: 32];
+      core_regs_pkg::OP_FORWARD:  op_word_used = core_regs_pkg::DESC_USED_FORWARD[w*32 +: 32];
+      core_regs_pkg::OP_BACKWARD: op_word_used = core_regs_pkg::DESC_USED_BACKWARD[w*32 +: 32];
+      core_regs_pkg::OP_WAIT:     op_word_used = core_regs_pkg::DESC_USED_WAIT[w*32 +: 32];
+      default:                    op_word_used = core_regs_pkg::DESC_USED_SIGNAL[w*32 +: 32];
     endcase
   endfunction
   logic [NumOps-1:0]       unused_q, unused_word;
@@ -228,7 +228,7 @@ module core_dispatch #(
     word_used = '1;                     // a word beyond the descriptor is not stored
     for (int unsigned o = 0; o < NumOps; o++) begin
       for (int unsigned w = 0; w < DW; w++) begin
-        if (word_q == 6'(w)) word_used[o*32 +: 32] = op_word_used(o, w);
+        if (word_q == 6'(w)) word_used[o*32 +: 32] = op_word_used(8'(o), w);
       end
       unused_word[o] = (ctl_data_i & ~word_used[o*32 +: 32]) != '0;
     end
