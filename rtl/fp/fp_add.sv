@@ -14,10 +14,12 @@
 // Each section is at most 6 Vivado-style levels (LUT, MUXF, CARRY8) when both
 // its cuts hold registers (`make synth`, block fp_add_l7):
 //                                                                -- cut 0 --
-//   1 order: magnitude compare; in parallel the exponent
-//     distance |ea - eb| (shift amount) and the NaN/Inf classes  -- cut 1 --
+//   1 order: exponent distance |ea - eb| (shift amount), the
+//     smaller operand (exponents; fractions when they are equal)
+//     and the NaN/Inf classes                                    -- cut 1 --
 //   2 swap and align: right shift of the smaller mantissa into
-//     a 27-bit frame, the bits shifted out ORed into bit 0       -- cut 2 --
+//     a 27-bit frame, the bits shifted out ORed into bit 0; the
+//     zero, far and equal-exponent cases override the result     -- cut 2 --
 //   3 add/sub (28-bit, one carry chain)                          -- cut 3 --
 //   4 leading-zero count                                         -- cut 4 --
 //   5 normalize: left shift, result exponent, under/overflow,
@@ -89,14 +91,17 @@ module fp_add #(
   // ---------------------------------------------------------------------
   // 1. order. {exp, frac} compares like the magnitude, and NaN > Inf >
   // finite, so the larger operand (`swap` picks b) also carries the special
-  // class that wins. The shift amount needs no swap: e_big - e_small =
-  // |ea - eb| (equal exponents give 0 either way), and the smaller exponent
-  // is zero exactly when one of the two is. The classes likewise: the result
-  // is NaN when an operand is NaN or Infs of opposite signs meet, Inf when an
-  // exponent is all ones otherwise. The operands cross cut 1 unswapped: the
-  // swap is taken in section 2, where the small operand's multiplexer
-  // shares a LUT with the alignment's first shift level.
-  logic        s1_swap, a_nan, b_nan, a_inf, b_inf;
+  // class that wins. The compare is split so that the alignment does not
+  // wait for it: the exponents alone decide which mantissa is shifted
+  // (`small_a`: eb > ea, the borrow of ea - eb), and only equal exponents
+  // need the fractions (`fix`: b's larger, so a is the small operand, shifted
+  // by 0). The shift amount needs no swap: e_big - e_small = |ea - eb|; a
+  // distance of 32 or more (`far`) shifts everything into the sticky bit,
+  // and the smaller exponent is zero exactly when one of the two is. The
+  // classes likewise: the result is NaN when an operand is NaN or Infs of
+  // opposite signs meet, Inf when an exponent is all ones otherwise. The
+  // operands cross cut 1 unswapped.
+  logic        s1_swap, s1_small_a, s1_far, s1_fix, a_nan, b_nan, a_inf, b_inf;
   logic [ 7:0] ea, eb;
   logic [ 8:0] d_ab;
   logic [ 7:0] d_ba;
@@ -105,14 +110,17 @@ module fp_add #(
   logic [ 4:0] s1_shamt;
 
   always_comb begin
-    s1_swap       = c0_b[30:0] > c0_a[30:0];
     ea            = c0_a[30:23];
     eb            = c0_b[30:23];
     d_ab          = {1'b0, ea} - {1'b0, eb};
     d_ba          = eb - ea;
-    exp_dist      = d_ab[8] ? d_ba : d_ab[7:0];
+    s1_small_a    = d_ab[8];  // eb > ea
+    s1_fix        = ea == eb && c0_b[22:0] > c0_a[22:0];  // equal exponents, b's fraction larger
+    s1_swap       = s1_small_a || s1_fix;
+    exp_dist      = s1_small_a ? d_ba : d_ab[7:0];
     s1_small_zero = ea == 8'd0 || eb == 8'd0;
-    s1_shamt      = (s1_small_zero || exp_dist[7:5] != 3'd0) ? 5'd31 : exp_dist[4:0];
+    s1_shamt      = exp_dist[4:0];
+    s1_far        = exp_dist[7:5] != 3'd0;
     s1_eff_sub    = c0_a[31] ^ c0_b[31];
     s1_zero_sign  = c0_a[31] & c0_b[31];  // sign of an exact zero sum
     a_nan         = ea == 8'hFF && c0_a[22:0] != 23'd0;
@@ -123,11 +131,12 @@ module fp_add #(
     s1_inf        = (ea == 8'hFF || eb == 8'hFF) && !s1_nan;
   end
 
-  localparam int unsigned C1W = 64 + 1 + 1 + 5 + 4 + TagWidth;
+  localparam int unsigned C1W = 64 + 5 + 5 + 4 + TagWidth;
   logic                c1_valid, c1_ready;
   logic [31:0]         c1_a, c1_b;
   logic [ 4:0]         c1_shamt;
-  logic                c1_swap, c1_small_zero, c1_eff_sub, c1_zero_sign, c1_nan, c1_inf;
+  logic                c1_swap, c1_small_a, c1_far, c1_fix, c1_small_zero;
+  logic                c1_eff_sub, c1_zero_sign, c1_nan, c1_inf;
   logic [TagWidth-1:0] c1_tag;
 
   fp_pipe_stage #(.Width(C1W), .Enable(Cuts[1])) u_cut1 (
@@ -135,30 +144,31 @@ module fp_add #(
     .rst_i      (rst_i),
     .in_valid_i (c0_valid),
     .in_ready_o (c0_ready),
-    .in_data_i  ({c0_a, c0_b, s1_swap, s1_small_zero, s1_shamt, s1_eff_sub, s1_zero_sign, s1_nan,
-                  s1_inf, c0_tag}),
+    .in_data_i  ({c0_a, c0_b, s1_swap, s1_small_a, s1_far, s1_fix, s1_small_zero, s1_shamt,
+                  s1_eff_sub, s1_zero_sign, s1_nan, s1_inf, c0_tag}),
     .out_valid_o(c1_valid),
     .out_ready_i(c1_ready),
-    .out_data_o ({c1_a, c1_b, c1_swap, c1_small_zero, c1_shamt, c1_eff_sub, c1_zero_sign, c1_nan,
-                  c1_inf, c1_tag})
+    .out_data_o ({c1_a, c1_b, c1_swap, c1_small_a, c1_far, c1_fix, c1_small_zero, c1_shamt,
+                  c1_eff_sub, c1_zero_sign, c1_nan, c1_inf, c1_tag})
   );
 
   // ---------------------------------------------------------------------
   // 2. swap and align. The larger operand passes on; the smaller mantissa
-  // goes into a 27-bit frame (24 bits plus guard, round and sticky) and is
-  // shifted right by the shift amount in three mux levels (16; 0/4/8/12;
-  // 0/1/2/3), the swap folded into the first. The sticky bit is the OR of
-  // what each level shifts out. A zero/subnormal small operand contributes
-  // nothing (hidden bit 0, shift saturated, sticky cleared).
+  // (picked by `small_a`) goes into a 27-bit frame (24 bits plus guard, round
+  // and sticky) and is shifted right by the low 5 bits of the distance in
+  // three mux levels (16; 0/4/8/12; 0/1/2/3); the sticky bit is the OR of
+  // what each level shifts out. Three overrides come last, off the shifter's
+  // path: a zero/subnormal small operand contributes nothing, a far one only
+  // its sticky bit, and with `fix` the small operand is a, unshifted.
   logic [31:0] s2_big;
   logic [22:0] small_frac;
-  logic [26:0] small_frame, shift16, shift4, s2_aligned;
+  logic [26:0] small_frame, shift16, shift4, shifted, s2_aligned;
   logic        sticky16, sticky4, sticky1;
 
   always_comb begin
     s2_big      = c1_swap ? c1_b : c1_a;
-    small_frac  = c1_swap ? c1_a[22:0] : c1_b[22:0];
-    small_frame = {~c1_small_zero, small_frac, 3'b000};
+    small_frac  = c1_small_a ? c1_a[22:0] : c1_b[22:0];
+    small_frame = {1'b1, small_frac, 3'b000};
     shift16     = c1_shamt[4] ? {16'd0, small_frame[26:16]} : small_frame;
     sticky16    = c1_shamt[4] && small_frame[15:0] != 16'd0;
     unique case (c1_shamt[3:2])
@@ -168,12 +178,15 @@ module fp_add #(
       default: begin shift4 = {12'd0, shift16[26:12]}; sticky4 = shift16[11:0] != 12'd0; end
     endcase
     unique case (c1_shamt[1:0])
-      2'd0:    begin s2_aligned = shift4;                 sticky1 = 1'b0;                 end
-      2'd1:    begin s2_aligned = {1'd0, shift4[26:1]};  sticky1 = shift4[0];            end
-      2'd2:    begin s2_aligned = {2'd0, shift4[26:2]};  sticky1 = shift4[1:0] != 2'd0;  end
-      default: begin s2_aligned = {3'd0, shift4[26:3]};  sticky1 = shift4[2:0] != 3'd0;  end
+      2'd0:    begin shifted = shift4;                 sticky1 = 1'b0;                 end
+      2'd1:    begin shifted = {1'd0, shift4[26:1]};  sticky1 = shift4[0];            end
+      2'd2:    begin shifted = {2'd0, shift4[26:2]};  sticky1 = shift4[1:0] != 2'd0;  end
+      default: begin shifted = {3'd0, shift4[26:3]};  sticky1 = shift4[2:0] != 3'd0;  end
     endcase
-    s2_aligned[0] = s2_aligned[0] | ((sticky16 | sticky4 | sticky1) & ~c1_small_zero);
+    if (c1_small_zero) s2_aligned = 27'd0;
+    else if (c1_far)   s2_aligned = 27'd1;
+    else if (c1_fix)   s2_aligned = {1'b1, c1_a[22:0], 3'b000};
+    else               s2_aligned = {shifted[26:1], shifted[0] | sticky16 | sticky4 | sticky1};
   end
 
   localparam int unsigned C2W = 1 + 8 + 23 + 27 + 4 + TagWidth;
@@ -262,30 +275,33 @@ module fp_add #(
   );
 
   // ---------------------------------------------------------------------
-  // 5. normalize: leading one to bit 27; result exponent e_big + 1 - lzc
-  // (10-bit two's complement, range -26..255 for finite operands); round to
-  // nearest even decided on the normalized frame.
-  logic [27:0] norm16, norm4, norm;
+  // 5. normalize: leading one to bit 27 (the hidden bit, dropped: the
+  // shifts keep bits 26..0); result exponent e_big + 1 - lzc (10-bit two's
+  // complement, range -26..255 for finite operands); round to nearest even
+  // decided on the normalized frame.
+  logic [26:0] norm16, norm4, norm;
   logic [ 9:0] exp_res;
   logic        s5_zero, s5_uflow, s5_ovf, s5_round_up;
 
   always_comb begin
     // Left shift by lzc in three mux levels (16; 0/4/8/12; 0/1/2/3).
-    norm16 = c4_lzc[4] ? {c4_sum[11:0], 16'd0} : c4_sum;
+    norm16 = c4_lzc[4] ? {c4_sum[10:0], 16'd0} : c4_sum[26:0];
     unique case (c4_lzc[3:2])
       2'd0:    norm4 = norm16;
-      2'd1:    norm4 = {norm16[23:0], 4'd0};
-      2'd2:    norm4 = {norm16[19:0], 8'd0};
-      default: norm4 = {norm16[15:0], 12'd0};
+      2'd1:    norm4 = {norm16[22:0], 4'd0};
+      2'd2:    norm4 = {norm16[18:0], 8'd0};
+      default: norm4 = {norm16[14:0], 12'd0};
     endcase
     unique case (c4_lzc[1:0])
       2'd0:    norm = norm4;
-      2'd1:    norm = {norm4[26:0], 1'd0};
-      2'd2:    norm = {norm4[25:0], 2'd0};
-      default: norm = {norm4[24:0], 3'd0};
+      2'd1:    norm = {norm4[25:0], 1'd0};
+      2'd2:    norm = {norm4[24:0], 2'd0};
+      default: norm = {norm4[23:0], 3'd0};
     endcase
     exp_res     = {2'b00, c4_exp} + 10'd1 - {5'd0, c4_lzc};
-    s5_zero     = !norm[27] || c4_exp == 8'd0;  // exact zero, or both inputs zero/subnormal
+    // Exact zero (the sum, not norm[27], which waits for the shift), or both
+    // inputs zero/subnormal.
+    s5_zero     = c4_sum == 28'd0 || c4_exp == 8'd0;
     s5_uflow    = exp_res[9] || exp_res == 10'd0;  // below 2^-126: flush
     s5_ovf      = !exp_res[9] && exp_res[8:0] >= 9'd255;
     // guard norm[3]; sticky norm[2:0]; the kept LSB norm[4]
