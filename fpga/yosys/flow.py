@@ -4,12 +4,15 @@
 - running Yosys 0.23 `synth_xilinx -family xcup` on one block, with the
   intermediate checks (latches, multiplies left for LUTs, memories);
 - netlist analysis of the mapped design (write_json): resources per
-  primitive class and register-to-register logic depth in LUT levels.
+  primitive class, register-to-register logic depth in LUT levels, and the
+  slowest path in the delays ABC maps with (the budget of its area recovery).
 """
 import json
 import os
 import re
+import shutil
 import subprocess
+import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -73,6 +76,8 @@ def yosys_script(top, params, workdir, keep=()):
     s.append("synth_xilinx %s -run map_memory:" % opts)
     s.append("tee -q -o %s stat -tech xilinx" % os.path.join(workdir, "stat.txt"))
     if keep:
+        # The modules as ABC mapped them, one by one (abc_delay per module).
+        s.append("write_json %s" % os.path.join(workdir, "netlist_hier.json"))
         s.append("setattr -mod -unset keep_hierarchy")
         s.append("flatten")
     s.append("hierarchy -top %s -purge_lib" % top)
@@ -484,6 +489,163 @@ def depth_analysis(mod, start_bits=None, end_filter=None):
         "comb_loops": len(loops),
     }
     return res
+
+
+# ---------------------------------------------------- ABC's delay budget
+# ABC9 maps each block for delay in Yosys 0.23's xc7 timing (the xcup family
+# has none of its own), then recovers area on every path up to the slowest
+# one: that path's delay is the budget the LUT levels of all the others may
+# grow into. The figures below are Yosys' own (share/yosys/xilinx/cells_sim.v
+# specify blocks; `&if -W 300` in the log): a LUT's delay by input pin, the
+# fastest pin on the latest input as ABC assigns them, 300 ps of wire into
+# every LUT input, the CARRY4 arcs, MUXF7/MUXF8. DSP48E2, LUT-RAM (RAM32M16,
+# RAM64M8), SRLs, block RAM and flip-flops carry no timing for ABC: they end
+# and start paths at 0 ps.
+ABC_WIRE_PS = 300
+ABC_LUT_PIN_PS = [127, 238, 407, 472, 631, 642]  # fastest pin first (I_{k-1} .. I0 of a LUTk)
+ABC_MUXF_PS = {"MUXF7": {"I0": 217, "I1": 223, "S": 296}, "MUXF8": {"I0": 104, "I1": 94, "S": 273}}
+ABC_FF_SETUP_PS = {"D": 0, "CE": 109, "R": 404, "S": 404}
+CLOCK_PORTS = ("C", "CLK", "WCLK", "CLKARDCLK", "CLKBWRCLK")
+
+
+def carry4_arcs_ps():
+    """{(in port, bit, out port, bit): ps} of CARRY4, from Yosys' cells_sim.v."""
+    path = os.path.join(os.path.dirname(shutil.which("yosys") or "/usr/bin/yosys"), "..", "share",
+                        "yosys", "xilinx", "cells_sim.v")
+    body = re.search(r"module CARRY4\b.*?specify(.*?)endspecify", open(path).read(), re.S).group(1)
+    arcs = {}
+    for ip, ib, op, ob, ps in re.findall(r"\((\w+)(?:\[(\d)\])?\s*=>\s*(\w+)\[(\d)\]\)\s*=\s*(\d+)", body):
+        arcs[(ip, int(ib or 0), op, int(ob))] = int(ps)
+    return arcs
+
+
+def abc_delay(mod, carry_ps=None):
+    """The slowest path in ABC's delays (see above) of one module as ABC maps
+    it (a submodule kept as hierarchy is mapped on its own: its instance ends
+    and starts paths, as the module's ports do): {"ps", "lut_levels", "end",
+    "end_net", "path_types", "path_nets"}, or None."""
+    carry_ps = carry4_arcs_ps() if carry_ps is None else carry_ps
+    cells = mod["cells"]
+    driver = {}
+    for n, c in cells.items():
+        for p, bits in c["connections"].items():
+            if c.get("port_directions", {}).get(p) == "output":
+                for i, b in enumerate(bits):
+                    if isinstance(b, int):
+                        driver[b] = (n, p, i)
+    timed = LUT_TYPES | set(ABC_MUXF_PS) | {"CARRY4"}
+    memo = {}  # bit -> (ps, lut levels, previous bit, cell)
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 200000))
+
+    def arrival(bit):
+        if not isinstance(bit, int):
+            return None
+        if bit in memo:
+            return memo[bit]
+        memo[bit] = (0, 0, None, None)  # a loop ends here
+        res = (0, 0, None, None)
+        n, p, idx = driver.get(bit, (None, None, None))
+        c = cells[n] if n is not None else None
+        if c is not None and c["type"] in LUT_TYPES:
+            ins = [b for q, bits in c["connections"].items()
+                   if c["port_directions"].get(q) == "input" for b in bits if isinstance(b, int)]
+            late = sorted((arrival(b), b) for b in ins)
+            for rank, (a, b) in enumerate(late):
+                pin = ABC_LUT_PIN_PS[len(late) - 1 - rank]
+                if a[0] + ABC_WIRE_PS + pin >= res[0]:
+                    res = (a[0] + ABC_WIRE_PS + pin, a[1] + 1, b, n)
+            if not late:
+                res = (0, 0, None, None)
+        elif c is not None and c["type"] in ABC_MUXF_PS:
+            for q, ps in ABC_MUXF_PS[c["type"]].items():
+                for b in c["connections"].get(q, []):
+                    a = arrival(b)
+                    if a is not None and a[0] + ps >= res[0]:
+                        res = (a[0] + ps, a[1], b, n)
+        elif c is not None and c["type"] == "CARRY4":
+            for (ip, ib, op, ob), ps in carry_ps.items():
+                src = c["connections"].get(ip, [])
+                if op != p or ob != idx or ib >= len(src):
+                    continue
+                a = arrival(src[ib])
+                if a is not None and a[0] + ps >= res[0]:
+                    res = (a[0] + ps, a[1], src[ib], n)
+        memo[bit] = res
+        return res
+
+    # Endpoints: the inputs of untimed cells and the module's outputs.
+    ends = [(b, n, p) for n, c in cells.items() if c["type"] not in timed
+            for p, bits in c["connections"].items()
+            if c.get("port_directions", {}).get(p) == "input" and p not in CLOCK_PORTS for b in bits]
+    ends += [(b, "port", pn) for pn, pv in mod["ports"].items() if pv["direction"] == "output" for b in pv["bits"]]
+    worst = None
+    for b, n, p in ends:
+        a = arrival(b)
+        if a is None or a[3] is None:
+            continue
+        ps = a[0] + (ABC_FF_SETUP_PS.get(p, 0) if n in cells and cells[n]["type"] in FF_TYPES else 0)
+        if worst is None or ps > worst[0]:
+            worst = (ps, a, b, n, p)
+    if worst is None:
+        return None
+    ps, a, b, n, p = worst
+    names = {}
+    for nn, nv in mod["netnames"].items():
+        if not nn.startswith("$"):
+            for x in nv["bits"]:
+                if isinstance(x, int):
+                    names.setdefault(x, nn)
+    types, nets = [], []
+    while isinstance(b, int) and memo.get(b, (0, 0, None, None))[3] is not None:
+        types.append(cells[memo[b][3]]["type"])
+        nets.append(names.get(b, ""))
+        b = memo[b][2]
+    types.append("start")
+    nets.append(names.get(b, "?"))
+    end_net = p if n == "port" else next((names[q] for q in cells[n]["connections"].get("Q", []) if q in names), "")
+    return {"ps": ps, "lut_levels": a[1], "end": "%s.%s" % (n, p), "end_net": end_net,
+            "path_types": types[::-1], "path_nets": nets[::-1]}
+
+
+def abc_budgets(workdir, top):
+    """abc_delay of every module ABC mapped on its own: the top of the flat
+    netlist, or each module of netlist_hier.json (written where the block
+    keeps submodules as hierarchy); {module: abc_delay}."""
+    hier = os.path.join(workdir, "netlist_hier.json")
+    if not os.path.exists(hier):
+        return {top: abc_delay(load_netlist(workdir, top))}
+    mods = json.load(open(hier))["modules"]
+    carry_ps = carry4_arcs_ps()
+    return {n: abc_delay(m, carry_ps) for n, m in sorted(mods.items())
+            if m.get("cells") and not m.get("attributes", {}).get("blackbox")
+            and not m.get("attributes", {}).get("whitebox") and "ports" in m}
+
+
+def module_name(name):
+    """The RTL name of a Yosys module: \\m, $paramod$<hash>\\m, $paramod\\m\\P=v..."""
+    parts = name.split("\\")
+    return parts[1] if name.startswith("$paramod\\") else parts[-1]
+
+
+def abc_reported_delays(workdir):
+    """ABC's own delay (ps) after `&if`, before `&mfs`, per ABC run in
+    yosys.log: [(module, ps)]."""
+    p = os.path.join(workdir, "yosys.log")
+    if not os.path.exists(p):
+        return []
+    out, module, last = [], "?", None
+    for line in open(p, errors="replace"):
+        m = re.match(r"Extracted \d+ AND gates and \d+ wires from module `(\S+)'", line)
+        if m:
+            module = module_name(m.group(1))
+            continue
+        m = re.match(r"ABC: [PFA]:\s+Del =\s+([\d.]+)\.", line)
+        if m:
+            last = float(m.group(1))
+        elif line.startswith("ABC: Mapping (K=") and last is not None:
+            out.append((module, int(last)))
+            last = None
+    return out
 
 
 def bits_of_wires(mod, pattern):

@@ -147,12 +147,6 @@ def chain_link_depth(mod, num_pe, prefix=""):
     return best
 
 
-def module_base(name):
-    """The RTL name of a Yosys module: \\m, $paramod$<hash>\\m, $paramod\\m\\P=v..."""
-    parts = name.split("\\")
-    return parts[1] if name.startswith("$paramod\\") else parts[-1]
-
-
 def submodule_stats(workdir, b):
     """Resources of the submodules a block keeps as hierarchy, per kind of
     instance: flow.module_stats, except that a module the design holds in
@@ -193,7 +187,7 @@ def submodule_stats(workdir, b):
     per = flow.module_stats(workdir)  # by base name: the last variant of each
     out = {}
     for base in b["submodules"]:
-        variants = sorted(n for n in bodies if module_base(n) == base and n in count)
+        variants = sorted(n for n in bodies if flow.module_name(n) == base and n in count)
         found = {}
         for n in variants:
             label = base
@@ -289,6 +283,11 @@ def synth_block(name, outdir, do_eq=True, cycles=None, seed=1, fast_build=False)
         rec["depth"]["unregistered_dsps"] = len(through)
     else:
         rec["depth"]["unregistered_dsps"] = 0
+    # -- ABC's delay budget: per module it mapped, the slowest path in its
+    # delays (reconstructed) next to the delay ABC itself reported
+    rec["abc_budget"] = {m: {k: v[k] for k in ("ps", "lut_levels", "end_net", "path_types")}
+                         for m, v in flow.abc_budgets(wd, b["top"]).items() if v}
+    rec["abc_reported_ps"] = flow.abc_reported_delays(wd)
     if "num_pe" in b:
         rec["chain_links"] = chain_link_depth(mod, b["num_pe"], b.get("chain_prefix", ""))
     # -- equivalence
@@ -398,7 +397,10 @@ def write_report(outdir, recs, summ, total_s):
          "LUT = LUT1..6 + LUT-RAM LUTs + SRLs; CARRY8 = CARRY4 chains folded in pairs;",
          "levels = worst register-to-register path in LUT levels (MUXF/CARRY free; RAM and registered DSPs are",
          "         path ends; a DSP48E2 without MREG and PREG counts %d levels on every path through it);" % flow.DSP_LEVELS,
-         "ext = Vivado-style levels (LUT, MUXF and CARRY8 each count one).", ""]
+         "ext = Vivado-style levels (LUT, MUXF and CARRY8 each count one);",
+         "ABC budget = per module ABC maps, its slowest path in the xc7 delays ABC maps with (Yosys'",
+         "         specify figures, 300 ps a LUT input), from the final netlist: &if's area recovery may",
+         "         deepen every other path up to ABC's own figure for the run, &mfs after it further.", ""]
     for r in recs:
         L.append("%-14s %-9s %s" % (r["block"], r.get("status", "?"),
                                     " ".join("%s=%s" % kv for kv in r["params"].items())))
@@ -409,6 +411,12 @@ def write_report(outdir, recs, summ, total_s):
             d = r["depth"]["reg_to_reg"]
             if d:
                 L.append("   levels reg->reg %d (ext %.1f), end %s" % (d["lut_levels"], d["ext_levels"], d["end_type"]))
+            for m, a in r.get("abc_budget", {}).items():
+                L.append("   ABC budget, %s: %d ps at %d LUT levels, end %s" %
+                         (flow.module_name(m), a["ps"], a["lut_levels"], a["end_net"] or "?"))
+            if r.get("abc_reported_ps"):
+                L.append("   ABC's own delay after &if: %s" %
+                         ", ".join("%s %d ps" % (m, ps) for m, ps in r["abc_reported_ps"]))
             t = r["depth"].get("through_unregistered_dsp")
             if t:
                 L.append("   %d unregistered DSP48E2: %d LUT levels before + %d after the DSP" %

@@ -2,9 +2,15 @@
 """The logic-depth rules of flow.depth_analysis on small hand-built netlists:
 LUTs count a level each, carry cells none, and a DSP48E2 without MREG and
 PREG counts flow.DSP_LEVELS on every path through it (a registered one ends
-and starts paths). Exit status 0 when every case measures what the rule says.
+and starts paths); and the delays of flow.abc_delay (ABC's budget): 300 ps of
+wire and a pin delay a LUT, the latest input on the fastest pin, CARRY4 and
+MUXF arcs, untimed cells (DSP, submodule instances) ending and starting paths,
+and the FF setup figures. Exit status 0 when every case measures what the
+rule says.
 """
+import os
 import sys
+import tempfile
 
 import flow
 
@@ -36,6 +42,12 @@ class Net:
     def lut(self, name, a):
         y = self.new()
         self.cell(name, "LUT2", {"I0": a, "I1": a}, {"O": y})
+        return y
+
+    def lutn(self, name, ins):
+        """A LUT of len(ins) distinct inputs."""
+        y = self.new()
+        self.cell(name, "LUT%d" % len(ins), {"I%d" % i: b for i, b in enumerate(ins)}, {"O": y})
         return y
 
     def dsp(self, name, a, regs):
@@ -71,6 +83,53 @@ def chain(dsp_regs, before=1, after=1):
     return build
 
 
+def carry_ci_to_co3(n, ci):
+    """A CARRY4 whose CI is `ci`; returns its CO[3] bit."""
+    co = [n.new() for _ in range(4)]
+    n.cells["carry"] = {"type": "CARRY4", "parameters": {},
+                        "connections": {"CI": [ci], "CO": co, "S": [0, 0, 0, 0], "DI": [0, 0, 0, 0]},
+                        "port_directions": {"CI": "input", "S": "input", "DI": "input", "CO": "output"}}
+    return co[3]
+
+
+def abc_cases():
+    """(name, build, ps the slowest path should take)."""
+    w, pin = flow.ABC_WIRE_PS, flow.ABC_LUT_PIN_PS
+    carry = flow.carry4_arcs_ps()
+
+    def one_lut(n):
+        n.ff("dst", n.lutn("l", [n.ff("a", n.new()), n.ff("b", n.new())]))
+
+    def two_luts(n):  # the late input of the second LUT takes its fastest pin
+        x = n.lutn("l0", [n.ff("a", n.new())])
+        n.ff("dst", n.lutn("l1", [x, n.ff("b", n.new())]))
+
+    def through_dsp(n):  # ABC sees no timing in a DSP48E2: two paths of one LUT
+        x = n.dsp("dsp", n.lutn("l0", [n.ff("a", n.new())]), regs())
+        n.ff("dst", n.lutn("l1", [x]))
+
+    def through_instance(n):  # a submodule instance (mapped on its own) likewise
+        y = n.new()
+        n.cell("u_sub", "sub", {"i": n.lutn("l0", [n.ff("a", n.new())])}, {"o": y})
+        n.ff("dst", n.lutn("l1", [y]))
+
+    def carry_chain(n):
+        n.ff("dst", carry_ci_to_co3(n, n.lutn("l0", [n.ff("a", n.new())])))
+
+    def to_reset(n):  # a reset input's setup counts
+        x = n.lutn("l0", [n.ff("a", n.new())])
+        n.cell("dst", "FDRE", {"D": n.new(), "R": x, "C": 1}, {"Q": n.new()})
+
+    return [
+        ("ABC: one LUT2, inputs on its two pins", one_lut, w + pin[1]),
+        ("ABC: two LUTs, the late input on the fastest pin", two_luts, 2 * (w + pin[0])),
+        ("ABC: an unregistered DSP48E2 ends and starts paths", through_dsp, w + pin[0]),
+        ("ABC: a submodule instance ends and starts paths", through_instance, w + pin[0]),
+        ("ABC: LUT, CARRY4 CI -> CO[3]", carry_chain, w + pin[0] + carry[("CI", 0, "CO", 3)]),
+        ("ABC: LUT into a reset, its setup added", to_reset, w + pin[0] + flow.ABC_FF_SETUP_PS["R"]),
+    ]
+
+
 def main():
     k = flow.DSP_LEVELS
     cases = [
@@ -87,6 +146,23 @@ def main():
         ok = got == want
         bad += not ok
         print("%-72s %2d levels (want %2d) %s" % (name, got, want, "ok" if ok else "WRONG"))
+    with tempfile.TemporaryDirectory() as d:  # ABC's own figures, labelled by module
+        with open(os.path.join(d, "yosys.log"), "w") as f:
+            f.write("Extracted 526 AND gates and 2068 wires from module `$paramod$89\\fp_mul' to a netlist\n"
+                    "ABC: P:  Del = 4090.00.  Ar =    1053.0.\nABC: A:  Del = 4089.00.  Ar =     391.0.\n"
+                    "ABC: Mapping (K=6)  :  lut =    134\nABC: Mapping (K=6)  :  lut =    134\n"
+                    "Extracted 1647 AND gates and 5537 wires from module `pe' to a netlist\n"
+                    "ABC: A:  Del = 2966.00.  Ar =     826.0.\nABC: Mapping (K=8)  :  lut =    277\n")
+        got, want = flow.abc_reported_delays(d), [("fp_mul", 4089), ("pe", 2966)]
+        bad += got != want
+        print("%-72s %s %s" % ("ABC's own delay per run, from the log", got, "ok" if got == want else "WRONG"))
+    for name, build, want in abc_cases():
+        n = Net()
+        build(n)
+        got = flow.abc_delay(n.module())["ps"]
+        ok = got == want
+        bad += not ok
+        print("%-72s %4d ps (want %4d) %s" % (name, got, want, "ok" if ok else "WRONG"))
     return 1 if bad else 0
 
 
