@@ -307,8 +307,15 @@ module act_unit #(
   logic [255:0]         bw_rec_q;
   logic                 bw_take;
   assign bw_take   = res_valid_i && cfg_bw_i;
-  assign dh_pop_o  = bw_take && !cur_flag;
-  assign rec_pop_o = bw_take && !cur_flag;
+  // With bw_take, take holds, so cur_flag (first_of_step ? desc_flag :
+  // flag_q) is in_step_q ? flag_q : desc_flag_i. Written so, the pops do not
+  // wait for take (the FW gather's pick, from the sequencer's cell): one path
+  // through the sequencer, this unit and the FIFO counts, which ABC maps in
+  // three runs (docs/decisions.md, "What ABC's level count follows").
+  logic bw_flag;
+  assign bw_flag   = in_step_q ? flag_q : desc_flag_i;
+  assign dh_pop_o  = bw_take && !bw_flag;
+  assign rec_pop_o = bw_take && !bw_flag;
   always_ff @(posedge clk_i) begin
     if (rst_i) bw_launch_q <= 1'b0;
     else       bw_launch_q <= bw_take;
@@ -501,6 +508,7 @@ module act_unit #(
       assert (!(xp_pop_o && !xp_valid_i)) else $error("act_unit: Xp FIFO empty at a unit launch");
       assert (!(dh_pop_o && !dh_valid_i)) else $error("act_unit: dh FIFO empty at a unit launch");
       assert (!(rec_pop_o && !rec_valid_i)) else $error("act_unit: record FIFO empty at a unit launch");
+      assert (!(bw_take && bw_flag != cur_flag)) else $error("act_unit: the pops' flag is not the unit's");
       assert (!(state_we_i && (fw_out || bw_out))) else $error("act_unit: state load during a command");
       assert (!(fw_out && bw_out)) else $error("act_unit: FW and BW outputs at once");
     end

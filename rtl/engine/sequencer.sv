@@ -490,8 +490,8 @@ module sequencer #(
   logic [RowLanes-1:0] grp_mask;
   logic [31:0]   q_last;                 // chains the last wave reaches (S_DERIVE)
   logic [31:0]   pitch_r, lp_r;          // the command's grid pitch, (Lines - 1) * pitch
-  logic [31:0]   span_full, span_last;   // a full and the last wave's token span (S_DERIVE)
-  logic [31:0]   red_gap;                // the last wave's start to the REDUCE (S_DERIVE)
+  logic [31:0]   span_full, span_last;   // a full (S_DERIVE) and the last wave's (S_PRODUCT) token span
+  logic [31:0]   red_gap;                // the last wave's start to the REDUCE (S_PRODUCT)
   // The pitch and its one product are registered from H as it stands: H is
   // loaded as the command leaves S_IDLE, pitch_r a cycle later and lp_r two;
   // S_DERIVE comes at least three cycles after H (S_SETUP, S_LENGTHS and
@@ -505,8 +505,9 @@ module sequencer #(
     rowo_q  <= engine_pkg::bw_row_order(RedAdder != 0, RowLanes, 32'(bat_q));
   end
   // The zero flags of the values wait is loaded with in S_RUN, registered
-  // from the spacing registers (set in S_DERIVE, at least three cycles before
-  // S_RUN): a token decision reads wait_z_q instead of comparing 32 bits.
+  // from the spacing registers (set in S_DERIVE and S_PRODUCT, at least two
+  // cycles before S_RUN): a token decision reads wait_z_q instead of
+  // comparing 32 bits.
   logic wz_fw_q, wz_fwb_q, wz_line_q, wz_line_last_q, wz_bw_q, wz_red_q, wz_ared_q;
   always_ff @(posedge clk_i) begin
     wz_fw_q        <= (s_fw_q == 16'd1);            // s_fw - 1
@@ -520,10 +521,11 @@ module sequencer #(
   assign q_last = (NumChains == 1) ? 32'd1 :
                   ((((rem_q == 0) ? NumPe : 32'(rem_q)) - 1) >> ChainBits) + 1;
   assign span_full = rowo_q ? engine_pkg::bw_rows_span(NumChains, Lines) : engine_pkg::bw_wave_span(NumChains, lp_r);
-  assign span_last = rowo_q ? engine_pkg::bw_rows_span(q_last, Lines) : engine_pkg::bw_wave_span(q_last, lp_r);
-  assign red_gap   = rowo_q ? engine_pkg::bw_rows_reduce_gap(q_last, Lines, Lm, La) :
-                              engine_pkg::bw_reduce_gap(32'(hid_q), q_last, pitch_r, lp_r, Lines, RowLanes, Lm, La,
-                                                        RedAdder != 0);
+  assign span_last = rowo_q ? engine_pkg::bw_rows_span(32'(q_last_q), Lines) :
+                              engine_pkg::bw_wave_span(32'(q_last_q), lp_r);
+  assign red_gap   = rowo_q ? engine_pkg::bw_rows_reduce_gap(32'(q_last_q), Lines, Lm, La) :
+                              engine_pkg::bw_reduce_gap(32'(hid_q), 32'(q_last_q), pitch_r, lp_r, Lines, RowLanes,
+                                                        Lm, La, RedAdder != 0);
   assign need      = CrW'(hid_q);
   assign fw_last_t = tl_q[BWidth'(b_q)];            // the sequence's last step
   assign bw_final  = fin_q;
@@ -969,15 +971,26 @@ module sequencer #(
         bh_d     = CW'(bat_q) * hid_cw;
         tbh_d    = tb_q * hid_cw;
         bytes_d  = (CW + 6)'(tb_q * hid_cw) << 5;
-        // The spacing rules (engine_pkg, "The sequencer's spacing rules").
-        s_fw_d   = 16'(engine_pkg::fw_elem_spacing(32'(quo_q) + 32'(rem_q != 0), 32'(hid_q), La));
-        s_fwb_d  = 16'(engine_pkg::fw_step_spacing(32'(quo_q) + 32'(rem_q != 0), 32'(hid_q), La));
-        l_res_d  = engine_pkg::fw_result_gap(32'(quo_q) + 32'(rem_q != 0),
-                                             ResLanes > 1 ? 32'(hid_q) : 32'(gh_q), 32'(hid_q), Lm, La);
         pitch_d  = 16'(pitch_r);
         s_bw_d   = 16'(engine_pkg::bw_wave_spacing(32'(hid_q), span_full, La) - span_full);
         q_last_d = 16'(q_last);
         q_lm1_d  = 16'(q_last - 1);
+        state_d  = S_PRODUCT;
+      end
+
+      // The products (S_DERIVE) are compared here; S_CHECK reads the results.
+      // The spacing rules (engine_pkg, "The sequencer's spacing rules") start
+      // from R and the last wave's chains as S_DERIVE registered them: the
+      // division's remainder, R's add and the rules' compares would be one
+      // path of carry chains in series.
+      S_PRODUCT: begin
+        big_d    = rh_q > CW'(WeightDepth);
+        small_d  = bytes_q > (CW + 6)'(size_q);
+        nlast_d  = is_fw ? tb_q - 1'b1 : tb_q + CW'(bat_q) - 1'b1;
+        s_fw_d   = 16'(engine_pkg::fw_elem_spacing(32'(rows_q), 32'(hid_q), La));
+        s_fwb_d  = 16'(engine_pkg::fw_step_spacing(32'(rows_q), 32'(hid_q), La));
+        l_res_d  = engine_pkg::fw_result_gap(32'(rows_q), ResLanes > 1 ? 32'(hid_q) : 32'(gh_q), 32'(hid_q),
+                                             Lm, La);
         s_red_d  = 16'(red_gap - span_last);
         s_ared_d = rowo_q ?
                    16'(engine_pkg::bw_red_after_reduce(32'(hid_q),
@@ -985,15 +998,7 @@ module sequencer #(
                                                        Lm, La, red_gap)) :
                    16'(engine_pkg::bw_after_reduce(32'(hid_q), 32'(gh_q), pitch_r, lp_r, Lines, RowLanes, Lm, La,
                                                    red_gap, RedAdder != 0));
-        state_d  = S_PRODUCT;
-      end
-
-      // The products (S_DERIVE) are compared here; S_CHECK reads the results.
-      S_PRODUCT: begin
-        big_d   = rh_q > CW'(WeightDepth);
-        small_d = bytes_q > (CW + 6)'(size_q);
-        nlast_d = is_fw ? tb_q - 1'b1 : tb_q + CW'(bat_q) - 1'b1;
-        state_d = S_CHECK;
+        state_d  = S_CHECK;
       end
 
       S_CHECK: begin
