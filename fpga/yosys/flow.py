@@ -135,6 +135,30 @@ CARRY_TYPES = {"CARRY4", "CARRY8"}
 BRAM_TYPES = {"RAMB18E2": 0.5, "RAMB36E2": 1.0}
 URAM_TYPES = {"URAM288", "URAM288_BASE"}
 DSP_TYPES = {"DSP48E2"}
+CLOCK_PORTS = ("C", "CLK", "WCLK", "CLKARDCLK", "CLKBWRCLK")
+
+
+def bit_drivers(cells):
+    """{net bit: (cell, output port, bit index)}."""
+    driver = {}
+    for n, c in cells.items():
+        for p, bits in c["connections"].items():
+            if c.get("port_directions", {}).get(p) == "output":
+                for i, b in enumerate(bits):
+                    if isinstance(b, int):
+                        driver[b] = (n, p, i)
+    return driver
+
+
+def public_names(mod):
+    """{net bit: the first public (RTL) net name that holds it}."""
+    names = {}
+    for nn, nv in mod["netnames"].items():
+        if not nn.startswith("$"):
+            for b in nv["bits"]:
+                if isinstance(b, int):
+                    names.setdefault(b, nn)
+    return names
 
 
 def load_netlist(workdir, top):
@@ -327,15 +351,8 @@ def depth_analysis(mod, start_bits=None, end_filter=None):
     end_filter(cell name, cell), only the endpoints it accepts."""
     cells = mod["cells"]
     ports = mod["ports"]
-    driver = {}      # bit -> (cell, out port, index)
-    arcs_of = {}     # cell -> list of arcs
-    for n, c in cells.items():
-        arcs_of[n] = cell_arcs(c)
-        for p, bits in c["connections"].items():
-            if c.get("port_directions", {}).get(p) == "output":
-                for i, b in enumerate(bits):
-                    if isinstance(b, int):
-                        driver[b] = (n, p, i)
+    driver = bit_drivers(cells)
+    arcs_of = {n: cell_arcs(c) for n, c in cells.items()}  # cell -> list of arcs
     top_in = set()
     for pn, p in ports.items():
         if p["direction"] == "input":
@@ -410,7 +427,7 @@ def depth_analysis(mod, start_bits=None, end_filter=None):
         for p, bits in c["connections"].items():
             if c.get("port_directions", {}).get(p) != "input" or p in arc_ins:
                 continue
-            if p in ("C", "CLK", "WCLK", "CLKARDCLK", "CLKBWRCLK"):
+            if p in CLOCK_PORTS:
                 continue
             for b in bits:
                 a = arrival(b)
@@ -448,13 +465,7 @@ def depth_analysis(mod, start_bits=None, end_filter=None):
                         best_in = max(best_in, a[0])
             dsp_info.append({"cell": n, "regs": regs, "lut_levels_before": best_in})
 
-    names = {}
-    for nn, nv in mod["netnames"].items():
-        if nn.startswith("$"):
-            continue
-        for b in nv["bits"]:
-            if isinstance(b, int) and b not in names:
-                names[b] = nn
+    names = public_names(mod)
 
     def cell_net(x):
         """A public net name the cell drives (its place in the RTL), if any."""
@@ -505,7 +516,6 @@ ABC_WIRE_PS = 300
 ABC_LUT_PIN_PS = [127, 238, 407, 472, 631, 642]  # fastest pin first (I_{k-1} .. I0 of a LUTk)
 ABC_MUXF_PS = {"MUXF7": {"I0": 217, "I1": 223, "S": 296}, "MUXF8": {"I0": 104, "I1": 94, "S": 273}}
 ABC_FF_SETUP_PS = {"D": 0, "CE": 109, "R": 404, "S": 404}
-CLOCK_PORTS = ("C", "CLK", "WCLK", "CLKARDCLK", "CLKBWRCLK")
 
 
 def carry4_arcs_ps():
@@ -526,13 +536,7 @@ def abc_delay(mod, carry_ps=None):
     "end_net", "path_types", "path_nets"}, or None."""
     carry_ps = carry4_arcs_ps() if carry_ps is None else carry_ps
     cells = mod["cells"]
-    driver = {}
-    for n, c in cells.items():
-        for p, bits in c["connections"].items():
-            if c.get("port_directions", {}).get(p) == "output":
-                for i, b in enumerate(bits):
-                    if isinstance(b, int):
-                        driver[b] = (n, p, i)
+    driver = bit_drivers(cells)
     timed = LUT_TYPES | set(ABC_MUXF_PS) | {"CARRY4"}
     memo = {}  # bit -> (ps, lut levels, previous bit, cell)
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 200000))
@@ -554,8 +558,6 @@ def abc_delay(mod, carry_ps=None):
                 pin = ABC_LUT_PIN_PS[len(late) - 1 - rank]
                 if a[0] + ABC_WIRE_PS + pin >= res[0]:
                     res = (a[0] + ABC_WIRE_PS + pin, a[1] + 1, b, n)
-            if not late:
-                res = (0, 0, None, None)
         elif c is not None and c["type"] in ABC_MUXF_PS:
             for q, ps in ABC_MUXF_PS[c["type"]].items():
                 for b in c["connections"].get(q, []):
@@ -589,12 +591,7 @@ def abc_delay(mod, carry_ps=None):
     if worst is None:
         return None
     ps, a, b, n, p = worst
-    names = {}
-    for nn, nv in mod["netnames"].items():
-        if not nn.startswith("$"):
-            for x in nv["bits"]:
-                if isinstance(x, int):
-                    names.setdefault(x, nn)
+    names = public_names(mod)
     types, nets = [], []
     while isinstance(b, int) and memo.get(b, (0, 0, None, None))[3] is not None:
         types.append(cells[memo[b][3]]["type"])

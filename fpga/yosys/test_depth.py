@@ -116,6 +116,12 @@ def abc_cases():
     def carry_chain(n):
         n.ff("dst", carry_ci_to_co3(n, n.lutn("l0", [n.ff("a", n.new())])))
 
+    def through_muxf7(n):  # a LUT into a MUXF7's select
+        y = n.new()
+        n.cell("mux", "MUXF7", {"I0": n.ff("a", n.new()), "I1": n.ff("b", n.new()),
+                                "S": n.lutn("l0", [n.ff("c", n.new())])}, {"O": y})
+        n.ff("dst", y)
+
     def to_reset(n):  # a reset input's setup counts
         x = n.lutn("l0", [n.ff("a", n.new())])
         n.cell("dst", "FDRE", {"D": n.new(), "R": x, "C": 1}, {"Q": n.new()})
@@ -126,6 +132,7 @@ def abc_cases():
         ("ABC: an unregistered DSP48E2 ends and starts paths", through_dsp, w + pin[0]),
         ("ABC: a submodule instance ends and starts paths", through_instance, w + pin[0]),
         ("ABC: LUT, CARRY4 CI -> CO[3]", carry_chain, w + pin[0] + carry[("CI", 0, "CO", 3)]),
+        ("ABC: LUT into a MUXF7 select", through_muxf7, w + pin[0] + flow.ABC_MUXF_PS["MUXF7"]["S"]),
         ("ABC: LUT into a reset, its setup added", to_reset, w + pin[0] + flow.ABC_FF_SETUP_PS["R"]),
     ]
 
