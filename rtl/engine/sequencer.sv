@@ -324,8 +324,7 @@ module sequencer #(
   logic                  tk_first_q, tk_first_d, tk_last_q, tk_last_d, tk_zero_q, tk_zero_d;
   logic [PeWidth-1:0]    tk_pe_q, tk_pe_d;
   logic [WAddrWidth-1:0] tk_addr_q, tk_addr_d;
-  logic [31:0]           tk_data_q, tk_data_d;
-  logic [1:0]            tk_src_q, tk_src_d;  // 0 tk_data, 1 h buffer, 2 delta buffer
+  logic [1:0]            tk_src_q, tk_src_d;  // 0 no data (REDUCE), 1 h buffer, 2 delta buffer
   logic [1:0]            tk_lane_q, tk_lane_d;  // RowLanes 1: the row's lane of the buffer word
   logic [RowLanes-1:0]   tk_mask_q, tk_mask_d;
 
@@ -871,7 +870,6 @@ module sequencer #(
     tk_zero_d  = 1'b0;
     tk_pe_d    = tk_pe_q;
     tk_addr_d  = tk_addr_q;
-    tk_data_d  = tk_data_q;
     tk_src_d   = 2'd0;
     tk_lane_d  = tk_lane_q;
     tk_mask_d  = tk_mask_q;
@@ -1581,7 +1579,6 @@ module sequencer #(
     tk_zero_q  <= tk_zero_d;
     tk_pe_q    <= tk_pe_d;
     tk_addr_q  <= tk_addr_d;
-    tk_data_q  <= tk_data_d;
     tk_src_q   <= tk_src_d;
     tk_lane_q  <= tk_lane_d;
     tk_mask_q  <= tk_mask_d;
@@ -1625,7 +1622,7 @@ module sequencer #(
     unique case (tk_src_q)
       2'd1:    tok_data_o = {RowLanes{hbuf_rdata_i}};
       2'd2:    tok_data_o = tok_rows;
-      default: tok_data_o = {RowLanes{tk_data_q}};
+      default: tok_data_o = '0;
     endcase
   end
 
