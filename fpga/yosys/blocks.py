@@ -367,6 +367,119 @@ ACT_UNIT_EQ = {
     "cycles": 6000,
 }
 
+# Stimulus of the sequencer alone (the engine P4's): FORWARD and BACKWARD
+# commands of random shapes (a BACKWARD after the FORWARD of its shape, so
+# that it finds the FORWARD's records), one in eight with a field out of
+# range or another bank, the bank loaded with matching weights (now and then
+# not, or busy); the datapath's answers (units done up to the command's
+# count, pops, drain flags, progress, MAC counts, stream words) are random,
+# and the watchdog or an abort ends a run they starve.
+SEQ_EQ = {
+    "cycles": 20000,
+    "reset_expr": "cyc % 9000 == 8999",
+    "decls": r"""
+  logic [1:0] q_op = 2, q_cell = 0;
+  logic [15:0] q_h = 8, q_b = 1, q_t = 2;
+  logic [63:0] q_len = {4{16'd2}};
+  logic [7:0] q_bank = 0;
+  logic [39:0] q_base = 40'h1000, q_size = 40'h100_0000;
+  bit q_pending = 0, q_waiting = 0;
+  int unsigned q_gap = 0, cmds_ok = 0, cmds_err = 0;
+  task automatic new_cmd();
+    if (q_op == 2 || rnd_pct(30)) begin  // a new shape, its FORWARD first
+      q_op = 1;
+      q_cell = 2'($urandom_range(1));
+      q_h = 16'(rnd_range(1, 12));
+      q_b = 16'(rnd_range(1, 4));
+      q_t = 16'(rnd_range(1, 3));
+      for (int i = 0; i < 4; i++) q_len[i*16 +: 16] = 16'(rnd_range(1, q_t));
+    end else q_op = 2;
+    q_bank = 0; q_base = 40'h1000; q_size = 40'h100_0000;
+    if (rnd_pct(12)) begin
+      case ($urandom_range(8))
+        0: q_op = 2'($urandom_range(3));
+        1: q_cell = 2'($urandom_range(3));
+        2: q_h = 16'($urandom_range(40));
+        3: q_b = 16'($urandom_range(6));
+        4: q_t = 16'($urandom_range(6));
+        5: q_len = {$urandom(), $urandom()};
+        6: q_bank = 8'($urandom_range(2));
+        7: q_base = 40'($urandom());
+        default: q_size = 40'($urandom_range(4096));
+      endcase
+    end
+  endtask
+""",
+    "drive": r"""
+      if (!q_pending && !q_waiting) begin
+        if (q_gap > 0) q_gap--;
+        else begin
+          new_cmd();
+          q_pending = 1;
+        end
+      end
+      in_cmd_valid_i = q_pending;
+      in_cmd_op_i = q_op;
+      in_cfg_cell_i = q_cell;
+      in_cfg_hidden_i = q_h;
+      in_cfg_batch_i = q_b;
+      in_cfg_steps_i = q_t;
+      in_cfg_lengths_i = q_len;
+      in_cfg_bank_i = q_bank;
+      in_cfg_store_base_i = q_base;
+      in_cfg_store_size_i = q_size;
+      in_bank_valid_i = rnd_pct(98) ? 2'b11 : 2'b10;
+      in_bank_cell_i = {2{q_cell}};
+      in_bank_hidden_i = {2{q_h}};
+      // The input frames as the engine's buffers present them: a word is
+      // taken while the stream is open (or skipped) and the buffer has room;
+      // `last` comes with the word the sequencer counts as its last (the RTL
+      // copy's count), one word in 2,000 early or late.
+      in_state_last_i = (u_rtl.left_q == 1) != ($urandom_range(1999) == 0);
+      in_xp_word_i = in_xp_valid_i && (rtl_xp_open_o || rtl_xp_skip_o) && rnd_pct(85);
+      in_xp_unit_i = in_xp_word_i;
+      in_xp_last_i = rtl_xp_skip_o ? rnd_pct(20) : (u_rtl.xp_one_q != ($urandom_range(1999) == 0));
+      in_dh_word_i = in_dh_valid_i && (rtl_dh_open_o || rtl_dh_skip_o) && rnd_pct(85);
+      in_dh_last_i = rtl_dh_skip_o ? rnd_pct(20) : (u_rtl.dh_one_q != ($urandom_range(1999) == 0));
+      // The activation unit finishes units at random, never more than the
+      // command has.
+      in_unit_done_i = rnd_pct(60) && u_rtl.units_q < u_rtl.uend_q;
+""",
+    "inputs": {
+        "cfg_watchdog_i": "32'd2000", "abort_i": "$urandom_range(19999) == 0",
+        "load_busy_i": "rnd_pct(3)", "nonfinite_i": "rnd_pct(2)",
+        "drain_idle_i": "rnd_pct(70)", "progress_i": "rnd_pct(90)",
+    },
+    "pre": r"""
+      if (!in_rst_i) begin
+        if (in_cmd_valid_i && rtl_cmd_ready_o) begin
+          q_pending = 0;
+          q_waiting = 1;
+        end
+        if (rtl_done_o) begin
+          if (rtl_status_o == 0) cmds_ok++;
+          else cmds_err++;
+          q_waiting = 0;
+          q_gap = rnd_range(0, 20);
+        end
+      end else begin
+        q_pending = 0;
+        q_waiting = 0;
+        q_gap = 0;
+      end
+""",
+    "activity": "rtl_busy_o",
+    "report": (" cmds_ok=%0d cmds_err=%0d", "cmds_ok, cmds_err"),
+}
+
+# The parameters the engine P4 block passes its sequencer (engine.sv's
+# defaults at P4: one chain, RowLanes 1, four result lanes, Xp a unit a beat,
+# a FIFO of 2 * MaxHidden rounded up to a power of two, the MAC adder).
+SEQ_P4 = {k: P4[k] for k in ("NumPe", "WeightDepth", "NumBanks", "MaxHidden", "MaxBatch", "MulLatency",
+                             "AddLatency")} | \
+    {"NumChains": 1, "MemAddrWidth": 40, "FifoDepth": 64, "RowLanes": 1, "ResLanes": 4, "XpWords": 4,
+     "RedAdder": 0}
+
 ENGINE_MEMS = [(r"(.*\.)?u_weights" + LANE, {"bram", "uram"}),
                (r"(.*\.)?u_lut\.(even|odd)_rom$", {"bram"}),
                (r".*", {"bram", "uram", "lutram", "ff"})]
@@ -379,6 +492,10 @@ BLOCKS.update({
                  "dsp": None, "eq": ACT_UNIT_EQ,
                  "doc": "activation unit alone (opt-in, --large; the default flow reports the "
                         "engine's act_unit in context)"},
+    "sequencer": {"top": "sequencer", "params": SEQ_P4, "quick": False, "optional": True, "mems": [],
+                  "dsp": None, "eq": SEQ_EQ,
+                  "doc": "the engine P4's sequencer alone, as the engine block maps it (its own ABC run): "
+                         "its depth and ABC budget in minutes, opt-in (--large)"},
     "engine": {"top": "engine", "params": dict(P4), "quick": False, "slow": 2, "mems": ENGINE_MEMS,
                "dsp": None,
                "eq": ENGINE_EQ, "num_pe": P4["NumPe"], "chain_prefix": "u_chain.",

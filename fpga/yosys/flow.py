@@ -58,6 +58,9 @@ def yosys_script(top, params, workdir, keep=()):
     if params:
         s.append("chparam %s %s" % (chp, top))
     s.append("hierarchy -check -top %s" % top)
+    # A top whose parameter list holds localparams (the sequencer) comes out
+    # of hierarchy as $paramod...; synth_xilinx -top needs the plain name.
+    s.append("rename -top %s" % top)
     if keep:
         # Submodules reported on their own (in context): kept as hierarchy
         # through synthesis, counted per module, flattened afterwards.
