@@ -472,13 +472,14 @@ SEQ_EQ = {
     "report": (" cmds_ok=%0d cmds_err=%0d", "cmds_ok, cmds_err"),
 }
 
-# The parameters the engine P4 block passes its sequencer (engine.sv's
-# defaults at P4: one chain, RowLanes 1, four result lanes, Xp a unit a beat,
-# a FIFO of 2 * MaxHidden rounded up to a power of two, the MAC adder).
+# The parameters the engine P4 block passes its sequencer, by engine.sv's
+# rules: one chain (RowLanes is engine_pkg::row_lanes of it: 1), four result
+# lanes where NumPe is a multiple of 4, Xp a unit a beat, the FIFO 2 *
+# MaxHidden rounded up to a power of two, the MAC adder.
 SEQ_P4 = {k: P4[k] for k in ("NumPe", "WeightDepth", "NumBanks", "MaxHidden", "MaxBatch", "MulLatency",
                              "AddLatency")} | \
-    {"NumChains": 1, "MemAddrWidth": 40, "FifoDepth": 64, "RowLanes": 1, "ResLanes": 4, "XpWords": 4,
-     "RedAdder": 0}
+    {"NumChains": 1, "MemAddrWidth": 40, "FifoDepth": 1 << (2 * P4["MaxHidden"] - 1).bit_length(),
+     "RowLanes": 1, "ResLanes": 4 if P4["NumPe"] % 4 == 0 else 1, "XpWords": 4, "RedAdder": 0}
 
 ENGINE_MEMS = [(r"(.*\.)?u_weights" + LANE, {"bram", "uram"}),
                (r"(.*\.)?u_lut\.(even|odd)_rom$", {"bram"}),

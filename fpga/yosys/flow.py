@@ -58,8 +58,9 @@ def yosys_script(top, params, workdir, keep=()):
     if params:
         s.append("chparam %s %s" % (chp, top))
     s.append("hierarchy -check -top %s" % top)
-    # A top whose parameter list holds localparams (the sequencer) comes out
-    # of hierarchy as $paramod...; synth_xilinx -top needs the plain name.
+    # Some tops come out of chparam + hierarchy under their derived name
+    # ($paramod$<hash>\sequencer); synth_xilinx -top needs the plain one (a
+    # no-op for a top that kept it).
     s.append("rename -top %s" % top)
     if keep:
         # Submodules reported on their own (in context): kept as hierarchy
