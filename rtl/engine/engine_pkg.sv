@@ -113,24 +113,32 @@ package engine_pkg;
   // FW: cycles between ELEM tokens. A PE does its rows' MACs on each element,
   // and revisits an accumulator no sooner than AddLatency + 2 cycles later
   // (S sums: S elements later).
+  // (The *_sums forms take l = fw_sums_log2(rows, hidden) itself: the
+  // sequencer registers it a cycle before it derives the rules.)
+  function automatic int unsigned fw_elem_spacing_sums(input int unsigned rows, input int unsigned l,
+                                                       input int unsigned add_lat);
+    int unsigned revisit;
+    revisit = (add_lat + 2 + (1 << l) - 1) >> l;
+    fw_elem_spacing_sums = (rows > revisit) ? rows : revisit;
+  endfunction
   function automatic int unsigned fw_elem_spacing(input int unsigned rows, input int unsigned hidden,
                                                   input int unsigned add_lat);
-    int unsigned l, revisit;
-    l       = fw_sums_log2(rows, hidden);
-    revisit = (add_lat + 2 + (1 << l) - 1) >> l;
-    fw_elem_spacing = (rows > revisit) ? rows : revisit;
+    fw_elem_spacing = fw_elem_spacing_sums(rows, fw_sums_log2(rows, hidden), add_lat);
   endfunction
   // FW: a step's last ELEM to the next step's first (another sequence's, with
   // B > 1): with S sums, the last element's final adds take the accumulator
   // read port and the adder up to fw_split_wait + (S-1)*(AddLatency + 1) +
   // rows cycles after it.
+  function automatic int unsigned fw_step_spacing_sums(input int unsigned rows, input int unsigned l,
+                                                       input int unsigned add_lat);
+    int unsigned clear;
+    clear = fw_split_wait(add_lat) + ((add_lat + 1) << l) - (add_lat + 1) + rows;
+    fw_step_spacing_sums = fw_elem_spacing_sums(rows, l, add_lat);
+    if (l > 0 && fw_step_spacing_sums < clear) fw_step_spacing_sums = clear;
+  endfunction
   function automatic int unsigned fw_step_spacing(input int unsigned rows, input int unsigned hidden,
                                                   input int unsigned add_lat);
-    int unsigned l, clear;
-    l     = fw_sums_log2(rows, hidden);
-    clear = fw_split_wait(add_lat) + ((add_lat + 1) << l) - (add_lat + 1) + rows;
-    fw_step_spacing = fw_elem_spacing(rows, hidden, add_lat);
-    if (l > 0 && fw_step_spacing < clear) fw_step_spacing = clear;
+    fw_step_spacing = fw_step_spacing_sums(rows, fw_sums_log2(rows, hidden), add_lat);
   endfunction
   // FW: a step's last ELEM comes at least this many cycles after the previous
   // step's. Row k = lr*NumPe + p drains in slot DrainDelay + k div ResLanes
@@ -139,12 +147,16 @@ package engine_pkg;
   // with four). A step's slots follow the previous step's (drain_slots + 4),
   // and a PE holds two steps' drain jobs (one waiting), so the step two back
   // must have drained: two gaps cover at least DrainDelay + drain_slots + 3.
+  function automatic int unsigned fw_result_gap_sums(input int unsigned drain_slots, input int unsigned l,
+                                                     input int unsigned mul_lat, input int unsigned add_lat);
+    int unsigned two_back;
+    two_back           = (drain_slots + pe_drain_delay(mul_lat, add_lat, l) + 4) >> 1;
+    fw_result_gap_sums = (drain_slots + 4 > two_back) ? drain_slots + 4 : two_back;
+  endfunction
   function automatic int unsigned fw_result_gap(input int unsigned rows, input int unsigned drain_slots,
                                                 input int unsigned hidden, input int unsigned mul_lat,
                                                 input int unsigned add_lat);
-    int unsigned two_back;
-    two_back      = (drain_slots + pe_drain_delay(mul_lat, add_lat, fw_sums_log2(rows, hidden)) + 4) >> 1;
-    fw_result_gap = (drain_slots + 4 > two_back) ? drain_slots + 4 : two_back;
+    fw_result_gap = fw_result_gap_sums(drain_slots, fw_sums_log2(rows, hidden), mul_lat, add_lat);
   endfunction
   // BW: ROW tokens. A token carries the delta rows of RowLanes consecutive PEs
   // of a chain (a group; RowLanes 1 or 4, a lane-valid mask marks rows past
@@ -254,6 +266,18 @@ package engine_pkg;
     burst = bw_burst(hidden, add_lat);
     if (burst > reduce_gap && burst - reduce_gap > bw_red_after_reduce) bw_red_after_reduce = burst - reduce_gap;
   endfunction
+  // BW: the REDUCE token to the next wave, for a given skew of the next
+  // wave's earliest token (bw_after_reduce below gives the grid's; the
+  // sequencer registers the skew a cycle before it derives the rule).
+  function automatic int unsigned bw_after_reduce_skew(input int unsigned hidden, input int unsigned skew_next,
+                                                       input int unsigned mul_lat, input int unsigned add_lat,
+                                                       input int unsigned reduce_gap, input bit red_adder);
+    if (!red_adder) begin
+      bw_after_reduce_skew = (hidden + skew_next > mul_lat + 1) ? hidden + skew_next - mul_lat : 1;
+    end else begin
+      bw_after_reduce_skew = bw_red_after_reduce(hidden, skew_next, mul_lat, add_lat, reduce_gap);
+    end
+  endfunction
   // BW: the REDUCE token to the next wave. On the MAC adder: the reduction
   // partials have passed a PE (H of them) before its new MACs use the adder.
   // On an adder of its own: a new step's first row writes column c after
@@ -266,13 +290,8 @@ package engine_pkg;
                                                   input int unsigned lines, input int unsigned lanes,
                                                   input int unsigned mul_lat, input int unsigned add_lat,
                                                   input int unsigned reduce_gap, input bit red_adder);
-    if (!red_adder) begin
-      bw_after_reduce = hidden + bw_skew_next(gate_rows, pitch, lp, lines, lanes, add_lat);
-      bw_after_reduce = (bw_after_reduce > mul_lat + 1) ? bw_after_reduce - mul_lat : 1;
-    end else begin
-      bw_after_reduce = bw_red_after_reduce(hidden, bw_skew_next(gate_rows, pitch, lp, lines, lanes, add_lat),
-                                            mul_lat, add_lat, reduce_gap);
-    end
+    bw_after_reduce = bw_after_reduce_skew(hidden, bw_skew_next(gate_rows, pitch, lp, lines, lanes, add_lat),
+                                           mul_lat, add_lat, reduce_gap, red_adder);
   endfunction
 
   // BW in row order: a command of one sequence on PEs with adders of their

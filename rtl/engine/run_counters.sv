@@ -2,6 +2,11 @@
 // the PEs issued, stall cycles by cause (the sequencer names one cause per
 // stalled cycle), hidden units whose outputs hold a NaN or an infinity.
 // Cleared when a command is accepted; they keep their values after done.
+// The stall causes (the end of the sequencer's token decision) are counted
+// a cycle late, from a register, so that the decision and the 64-bit add
+// are not one path; the sequencer stalls only in S_STATE and S_RUN, at
+// least two cycles before done, so the counts at done are complete (the
+// sequencer asserts it: nothing pending at done).
 `default_nettype none
 
 module run_counters #(
@@ -20,13 +25,20 @@ module run_counters #(
   output logic [63:0]           stall_output_o,
   output logic [63:0]           stall_dep_o,
   output logic [63:0]           stall_store_o,
-  output logic [63:0]           nonfinite_o
+  output logic [63:0]           nonfinite_o,
+  output logic                  stall_pending_o  // a stall cycle not yet in its counter
 );
 
   // Increments, one per counter: cycles, MACs, stalls (input, output,
   // dependency, gate store), non-finite units.
   logic [7*64-1:0] inc, cnt;
-  assign inc = {64'(nonfinite_i), 64'(stall_i[3]), 64'(stall_i[2]), 64'(stall_i[1]), 64'(stall_i[0]),
+  logic [3:0]      stall_q;  // last cycle's causes (none in the cycle a command is accepted)
+  always_ff @(posedge clk_i) begin
+    if (rst_i || clear_i) stall_q <= '0;
+    else                  stall_q <= stall_i;
+  end
+  assign stall_pending_o = |stall_q;
+  assign inc = {64'(nonfinite_i), 64'(stall_q[3]), 64'(stall_q[2]), 64'(stall_q[1]), 64'(stall_q[0]),
                 64'(macs_i), 64'(active_i)};
 
   for (genvar i = 0; i < 7; i++) begin : g_cnt

@@ -355,18 +355,30 @@ module sequencer #(
   localparam int unsigned RvW = DvW + 2;
   logic [MaxBatch*RvW-1:0] rv_q, rv_d;
   logic signed [RvW-1:0] rv_cur, rv_new, rv_b, rv_high, rv_g;
-  logic [CW-1:0]         dv_diff;   // units_d - nh_q, two's complement
+  // units - n*H itself, kept in a narrow register that the done and step
+  // events update (a 40-bit units + done - n*H was the sequencer's slowest
+  // path): it never falls below DV_LOW - MaxHidden (asserted at each step's
+  // end, below) and never leads by more than the units of every slot plus a
+  // step; an assertion holds it equal to the wide difference.
+  localparam int unsigned AhSpan = $clog2((MaxBatch + 2) * MaxHidden + 4 * FifoDepth + 1) + 1;
+  localparam int unsigned AhW = (AhSpan > DvW) ? AhSpan : DvW;
+  logic signed [AhW-1:0] ahead_q, ahead_d;
+  logic signed [AhW-1:0] dv_diff;   // units_d - nh_q
   logic                  pv_we, dv_clear;
   assign dv_cur  = $signed(dv_q[BWidth'(b_q)*DvW +: DvW]);
   assign rv_cur  = $signed(rv_q[BWidth'(b_q)*RvW +: RvW]);
   assign rv_g    = is_gru ? RvW'(3) : RvW'(4);
   assign rv_high = is_gru ? RvW'(3 * MaxHidden) : RvW'(4 * MaxHidden);
   assign rv_new  = is_gru ? (RvW'(dv_new) <<< 1) + RvW'(dv_new) : RvW'(dv_new) <<< 2;
-  assign dv_diff = units_q + CW'(unit_done_i) - nh_q;
+  assign dv_diff = ahead_q + AhW'(unit_done_i);
   always_comb begin
-    if (!dv_diff[CW-1] && dv_diff > CW'(MaxHidden)) dv_new = DV_HIGH;
-    else if (dv_diff[CW-1] && $signed(dv_diff) < $signed(CW'(DV_LOW))) dv_new = DV_LOW;
+    if (dv_diff > $signed(AhW'(MaxHidden))) dv_new = DV_HIGH;
+    else if (dv_diff < $signed(AhW'(DV_LOW))) dv_new = DV_LOW;
     else dv_new = DvW'(dv_diff);
+    // nh moves to the next step's first unit where pv_we sets dv.
+    if (dv_clear) ahead_d = '0;
+    else if (pv_we) ahead_d = dv_diff - $signed(AhW'(hid_q));
+    else ahead_d = dv_diff;
     for (int b = 0; b < MaxBatch; b++) begin
       dv_b = $signed(dv_q[b*DvW +: DvW]);
       if (dv_clear) dv_b = '0;
@@ -381,8 +393,9 @@ module sequencer #(
     end
   end
   always_ff @(posedge clk_i) begin
-    dv_q <= dv_d;
-    rv_q <= rv_d;
+    dv_q    <= dv_d;
+    rv_q    <= rv_d;
+    ahead_q <= ahead_d;
   end
 
   // Per slot: t + 1 == its length (the sequence's last FW / first BW step),
@@ -491,6 +504,11 @@ module sequencer #(
   logic [31:0]   pitch_r, lp_r;          // the command's grid pitch, (Lines - 1) * pitch
   logic [31:0]   span_full, span_last;   // a full (S_DERIVE) and the last wave's (S_PRODUCT) token span
   logic [31:0]   red_gap;                // the last wave's start to the REDUCE (S_PRODUCT)
+  // The spacing rules' terms, registered in S_PRODUCT for S_CHECK (their
+  // inputs stand from S_DERIVE on): the FW sums a row (log2), the reduce
+  // gap, the last wave's span and the next wave's skew.
+  logic [1:0]    sums_l2_q;
+  logic [15:0]   red_gap_q, span_last_q, skew_next_q;
   // The pitch and its one product are registered from H as it stands: H is
   // loaded as the command leaves S_IDLE, pitch_r a cycle later and lp_r two;
   // S_DERIVE comes at least three cycles after H (S_SETUP, S_LENGTHS and
@@ -504,7 +522,7 @@ module sequencer #(
     rowo_q  <= engine_pkg::bw_row_order(RedAdder != 0, RowLanes, 32'(bat_q));
   end
   // The zero flags of the values wait is loaded with in S_RUN, registered
-  // from the spacing registers (set in S_DERIVE and S_PRODUCT, at least two
+  // from the spacing registers (set in S_DERIVE and S_CHECK, at least six
   // cycles before S_RUN): a token decision reads wait_z_q instead of
   // comparing 32 bits.
   logic wz_fw_q, wz_fwb_q, wz_line_q, wz_line_last_q, wz_bw_q, wz_red_q, wz_ared_q;
@@ -525,6 +543,15 @@ module sequencer #(
   assign red_gap   = rowo_q ? engine_pkg::bw_rows_reduce_gap(32'(q_last_q), Lines, Lm, La) :
                               engine_pkg::bw_reduce_gap(32'(hid_q), 32'(q_last_q), pitch_r, lp_r, Lines, RowLanes,
                                                         Lm, La, RedAdder != 0);
+  always_ff @(posedge clk_i) begin
+    if (state_q == S_PRODUCT) begin
+      sums_l2_q   <= 2'(engine_pkg::fw_sums_log2(32'(rows_q), 32'(hid_q)));
+      red_gap_q   <= 16'(red_gap);
+      span_last_q <= 16'(span_last);
+      skew_next_q <= rowo_q ? 16'(engine_pkg::bw_rows_skew_next(32'(gh_q), Lines, RowLanes, La)) :
+                              16'(engine_pkg::bw_skew_next(32'(gh_q), pitch_r, lp_r, Lines, RowLanes, La));
+    end
+  end
   assign need      = CrW'(hid_q);
   assign fw_last_t = tl_q[BWidth'(b_q)];            // the sequence's last step
   assign bw_final  = fin_q;
@@ -977,29 +1004,29 @@ module sequencer #(
       end
 
       // The products (S_DERIVE) are compared here; S_CHECK reads the results.
-      // The spacing rules (engine_pkg, "The sequencer's spacing rules") start
-      // from R and the last wave's chains as S_DERIVE registered them: the
-      // division's remainder, R's add and the rules' compares would be one
-      // path of carry chains in series.
+      // The spacing rules (engine_pkg, "The sequencer's spacing rules") take
+      // two cycles: here their terms from R and the last wave's chains as
+      // S_DERIVE registered them (the sums a row, the reduce gap, the last
+      // wave's span, the next wave's skew), in S_CHECK the rules from those.
+      // The division's remainder, R's add, the terms and the rules' compares
+      // would otherwise be one path of carry chains in series.
       S_PRODUCT: begin
         big_d    = rh_q > CW'(WeightDepth);
         small_d  = bytes_q > (CW + 6)'(size_q);
         nlast_d  = is_fw ? tb_q - 1'b1 : tb_q + CW'(bat_q) - 1'b1;
-        s_fw_d   = 16'(engine_pkg::fw_elem_spacing(32'(rows_q), 32'(hid_q), La));
-        s_fwb_d  = 16'(engine_pkg::fw_step_spacing(32'(rows_q), 32'(hid_q), La));
-        l_res_d  = engine_pkg::fw_result_gap(32'(rows_q), ResLanes > 1 ? 32'(hid_q) : 32'(gh_q), 32'(hid_q),
-                                             Lm, La);
-        s_red_d  = 16'(red_gap - span_last);
-        s_ared_d = rowo_q ?
-                   16'(engine_pkg::bw_red_after_reduce(32'(hid_q),
-                                                       engine_pkg::bw_rows_skew_next(32'(gh_q), Lines, RowLanes, La),
-                                                       Lm, La, red_gap)) :
-                   16'(engine_pkg::bw_after_reduce(32'(hid_q), 32'(gh_q), pitch_r, lp_r, Lines, RowLanes, Lm, La,
-                                                   red_gap, RedAdder != 0));
         state_d  = S_CHECK;
       end
 
+      // The spacing rules are loaded here, read from S_RUN on: S_CFGWAIT
+      // lasts cfg_settle_cycles + 1 >= 6 cycles, and the zero flags (wz_*)
+      // follow a cycle after the rules.
       S_CHECK: begin
+        s_fw_d     = 16'(engine_pkg::fw_elem_spacing_sums(32'(rows_q), 32'(sums_l2_q), La));
+        s_fwb_d    = 16'(engine_pkg::fw_step_spacing_sums(32'(rows_q), 32'(sums_l2_q), La));
+        l_res_d    = engine_pkg::fw_result_gap_sums(ResLanes > 1 ? 32'(hid_q) : 32'(gh_q), 32'(sums_l2_q), Lm, La);
+        s_red_d    = red_gap_q - span_last_q;
+        s_ared_d   = 16'(engine_pkg::bw_after_reduce_skew(32'(hid_q), 32'(skew_next_q), Lm, La, 32'(red_gap_q),
+                                                          RedAdder != 0));
         wait_cfg_d = 16'(engine_pkg::cfg_settle_cycles(NumPe, NumChains));
         uend_d     = is_bw ? tbh_q + bh_q : tbh_q;
         xpw_d      = (XpWords > 1) ? tbh_q : (is_gru ? (tbh_q << 1) + tbh_q : tbh_q << 2);
@@ -1418,6 +1445,7 @@ module sequencer #(
     .req_addr_o (rd_req_addr_o)
   );
 
+  logic stall_pending;  // read by an assertion only (the counters are complete at done)
   run_counters #(.CountWidth(CountWidth)) u_counters (
     .clk_i,
     .rst_i,
@@ -1432,7 +1460,8 @@ module sequencer #(
     .stall_output_o(cnt_stall_output_o),
     .stall_dep_o   (cnt_stall_dep_o),
     .stall_store_o (cnt_stall_store_o),
-    .nonfinite_o   (cnt_nonfinite_o)
+    .nonfinite_o   (cnt_nonfinite_o),
+    .stall_pending_o(stall_pending)
   );
 
   // Loading writes: {b, j} addresses, h buffer / state RAM / bias.
@@ -1637,6 +1666,12 @@ module sequencer #(
   running_slots #(.MaxBatch(MaxBatch)) u_run_ref_next (
     .lengths_i(len_q), .batch_i(bat_q), .t_i(is_fw ? t_q + 1'b1 : t_q - 1'b1), .mask_o(run_ref_next),
     .count_o(unused_ref_count_next));
+  // A run has started since reset: units and n*H hold a command's counts.
+  logic run_seen_q;
+  always_ff @(posedge clk_i) begin
+    if (rst_i) run_seen_q <= 1'b0;
+    else if (dv_clear) run_seen_q <= 1'b1;
+  end
   // Running sets only shrink with t (FW) and grow as t falls (BW): a step
   // that is not the last always has a next one.
   always_ff @(posedge clk_i) begin
@@ -1711,8 +1746,27 @@ module sequencer #(
       else $error("sequencer: the record condition differs from the drain's exit to S_DONE");
       assert (rv_cur == (is_gru ? 3 : 4) * dv_cur)
       else $error("sequencer: the rows-done counter differs from the units-done counter");
-      assert (!(pv_we && dv_diff[CW-1] && $signed(dv_diff) < $signed(CW'(DV_LOW))))
+      assert (!(pv_we && dv_diff < $signed(AhW'(DV_LOW))))
       else $error("sequencer: a step's units lag beyond the dependency counter's range");
+      // The spacing rules derived in two cycles from registered terms are the
+      // rules of engine_pkg from the command's configuration.
+      assert (state_q != S_RUN ||
+              (s_fw_q == 16'(engine_pkg::fw_elem_spacing(32'(rows_q), 32'(hid_q), La)) &&
+               s_fwb_q == 16'(engine_pkg::fw_step_spacing(32'(rows_q), 32'(hid_q), La)) &&
+               l_res_q == engine_pkg::fw_result_gap(32'(rows_q), ResLanes > 1 ? 32'(hid_q) : 32'(gh_q),
+                                                    32'(hid_q), Lm, La) &&
+               s_red_q == 16'(red_gap - span_last) &&
+               s_ared_q == (rowo_q ?
+                            16'(engine_pkg::bw_red_after_reduce(
+                                32'(hid_q), engine_pkg::bw_rows_skew_next(32'(gh_q), Lines, RowLanes, La), Lm, La,
+                                red_gap)) :
+                            16'(engine_pkg::bw_after_reduce(32'(hid_q), 32'(gh_q), pitch_r, lp_r, Lines, RowLanes,
+                                                            Lm, La, red_gap, RedAdder != 0)))))
+      else $error("sequencer: a registered spacing rule differs from engine_pkg's rule");
+      assert (!(done_o && stall_pending))
+      else $error("sequencer: a stall cycle not yet counted at done");
+      assert (!run_seen_q || CW'(ahead_q) == units_q - nh_q)
+      else $error("sequencer: the narrow units-ahead register differs from units - n*H");
     end
   end
 `endif
