@@ -7,8 +7,8 @@
 #   --quick     lint with a 16-PE core in one chain (seconds instead of
 #               minutes): every board-level connection is the same, as
 #               farnn_core's ports do not depend on NumPe or NumChains. Without
-#               it the board's own parameters are linted (the U250's 1152 PEs
-#               in 72 chains).
+#               it the board's own parameters are linted (the U250's PEs and
+#               chains as the capacity model gives them).
 #   --top FILE  lint FILE in place of the board top (the checks' self-test).
 # Prints nothing and exits 0 when clean.
 set -euo pipefail

@@ -95,9 +95,12 @@ def main(argv):
         chk = [py, os.path.join(COMMON, "check_core_params.py"), "--board", board]
         expect("core params: the real top", chk + [top], True)
         t = os.path.join(tmp, "fpga_params.sv")
-        mutate(top, t, "NumPe          = 1152", "NumPe          = 1151")
-        expect("core params: NumPe off by one", chk + [t], False, "NumPe is 1151")
-        mutate(top, t, "NumChains      = 72", "NumChains      = 1")
+        top_text = open(top).read()
+        num_pe = int(re.search(r"NumPe          = (\d+)", top_text).group(1))
+        num_chains = int(re.search(r"NumChains      = (\d+)", top_text).group(1))
+        mutate(top, t, "NumPe          = %d" % num_pe, "NumPe          = %d" % (num_pe - 1))
+        expect("core params: NumPe off by one", chk + [t], False, "NumPe is %d" % (num_pe - 1))
+        mutate(top, t, "NumChains      = %d" % num_chains, "NumChains      = 1")
         expect("core params: one chain where the model has chains", chk + [t], False, "NumChains is 1")
         mutate(top, t, ".MaxHidden      (MaxHidden)", ".MaxHidden      (32)")
         expect("core params: MaxHidden set by a constant", chk + [t], False, "MaxHidden is 32")
@@ -108,7 +111,7 @@ def main(argv):
         pe_lut = re.search(r'"per_pe": \{[^}]*?"LUT": (\d+)', open(cap).read()).group(1)
         mutate(cap, md, '"LUT": %s\n }' % pe_lut, '"LUT": %d\n }' % (int(pe_lut) + 36))
         expect("core params: capacity inputs that change the PE count", chk + ["--capacity", md, top], False,
-               "NumPe is 1152")
+               "NumPe is %d" % num_pe)
         # ---- board_params: the clock sentence against the inputs
         clock = board_params.CLOCK_SENTENCE.search(open(cap).read())
         mutate(cap, md, clock.group(0), "%s levels -> 125 MHz" % clock.group(1))
