@@ -361,29 +361,35 @@ def depth_analysis(mod, start_bits=None, end_filter=None):
     for pn, p in ports.items():
         if p["direction"] == "input":
             top_in.update(b for b in p["bits"] if isinstance(b, int))
-    # Arrival of a bit: (lut levels, ext levels, origin, path) with origin in
-    # {"reg", "in"}; None = constant or no path.
+    # Arrival of a bit: per origin ("reg", "in"), the deepest path
+    # (lut levels, ext levels, origin, path) or None (constant, or no path
+    # from that origin). The origins are kept apart: a register path behind
+    # a deeper path from an input is still a register-to-register path.
     memo = {}
     busy = set()
     loops = set()
     import sys
     sys.setrecursionlimit(200000)
+    none = {"reg": None, "in": None}
+
+    def better(cur, cand):
+        return cand if cur is None or cand[:2] > cur[:2] else cur
 
     def arrival(bit):
         if not isinstance(bit, int):
-            return None
+            return none
         if bit in memo:
             return memo[bit]
         if bit in busy:
             loops.add(bit)
-            return None
+            return none
         busy.add(bit)
-        res = None
+        res = dict(none)
         if start_bits is not None:
             if bit in start_bits:
-                res = (0, 0.0, "reg", (bit,))
+                res["reg"] = (0, 0.0, "reg", (bit,))
         elif bit in top_in:
-            res = (0, 0.0, "in", (bit,))
+            res["in"] = (0, 0.0, "in", (bit,))
         if bit in driver:
             n, p, idx = driver[bit]
             c = cells[n]
@@ -395,26 +401,19 @@ def depth_analysis(mod, start_bits=None, end_filter=None):
                 if ins == [DSP_INTERNAL]:
                     if start_bits is not None:
                         continue  # only the given start bits start paths
-                    cand = (lc, ec, "reg", (n,))
-                    if res is None or cand[:2] > res[:2]:
-                        res = cand
+                    res["reg"] = better(res["reg"], (lc, ec, "reg", (n,)))
                     continue
                 if c["type"] in CARRY_TYPES:
                     srcs = [c["connections"][ip][k] for ip, k in carry_inputs(c, p, idx)]
                 else:
                     srcs = [b for ip in ins for b in c["connections"].get(ip, [])]
                 for b in srcs:
-                    a = arrival(b)
-                    if a is None:
-                        continue
-                    cand = (a[0] + lc, a[1] + ec, a[2], a[3] + (n,))
-                    if res is None or cand[:2] > res[:2]:
-                        res = cand
+                    for k, a in arrival(b).items():
+                        if a is not None:
+                            res[k] = better(res[k], (a[0] + lc, a[1] + ec, a[2], a[3] + (n,)))
             if not comb and start_bits is None:
                 # output of a sequential cell (or of an arc-less cell)
-                cand = (0, 0.0, "reg", (n,))
-                if res is None or cand[:2] > res[:2]:
-                    res = cand
+                res["reg"] = better(res["reg"], (0, 0.0, "reg", (n,)))
         busy.discard(bit)
         memo[bit] = res
         return res
@@ -434,22 +433,16 @@ def depth_analysis(mod, start_bits=None, end_filter=None):
             if p in CLOCK_PORTS:
                 continue
             for b in bits:
-                a = arrival(b)
-                if a is None:
-                    continue
-                k = a[2]
-                if worst[k] is None or a[:2] > worst[k][0][:2]:
-                    worst[k] = (a, n, p)
+                for k, a in arrival(b).items():
+                    if a is not None and (worst[k] is None or a[:2] > worst[k][0][:2]):
+                        worst[k] = (a, n, p)
     for pn, p in ports.items():
         if p["direction"] != "output":
             continue
         for b in p["bits"]:
-            a = arrival(b)
-            if a is None:
-                continue
-            k = a[2]
-            if worst_out[k] is None or a[:2] > worst_out[k][0][:2]:
-                worst_out[k] = (a, "port", pn)
+            for k, a in arrival(b).items():
+                if a is not None and (worst_out[k] is None or a[:2] > worst_out[k][0][:2]):
+                    worst_out[k] = (a, "port", pn)
     # Paths through unregistered DSPs: worst arrival at its inputs plus the
     # worst path from its P output to an endpoint (computed from a second
     # pass with P as start bits would be costly; use the forward levels of
@@ -464,9 +457,9 @@ def depth_analysis(mod, start_bits=None, end_filter=None):
             best_in = 0
             for ip in ("A", "B", "C", "D", "PCIN"):
                 for b in c["connections"].get(ip, []):
-                    a = arrival(b)
-                    if a is not None:
-                        best_in = max(best_in, a[0])
+                    for a in arrival(b).values():
+                        if a is not None:
+                            best_in = max(best_in, a[0])
             dsp_info.append({"cell": n, "regs": regs, "lut_levels_before": best_in})
 
     names = public_names(mod)

@@ -2,7 +2,8 @@
 """The logic-depth rules of flow.depth_analysis on small hand-built netlists:
 LUTs count a level each, carry cells none, and a DSP48E2 without MREG and
 PREG counts flow.DSP_LEVELS on every path through it (a registered one ends
-and starts paths); and the delays of flow.abc_delay (ABC's budget): 300 ps of
+and starts paths), a register path counted even where a path from an input
+is deeper; and the delays of flow.abc_delay (ABC's budget): 300 ps of
 wire and a pin delay a LUT, the latest input on the fastest pin, CARRY4 and
 MUXF arcs, untimed cells (DSP, submodule instances) ending and starting paths,
 and the FF setup figures. Exit status 0 when every case measures what the
@@ -56,7 +57,14 @@ class Net:
         return p
 
     def module(self):
-        return {"cells": self.cells, "ports": {}, "netnames": {}}
+        return {"cells": self.cells, "ports": getattr(self, "ports", {}), "netnames": {}}
+
+    def input(self, name):
+        """A top input port of one bit."""
+        b = self.new()
+        self.ports = getattr(self, "ports", {})
+        self.ports[name] = {"direction": "input", "bits": [b]}
+        return b
 
 
 def regs(a=0, b=0, m=0, p=0):
@@ -137,6 +145,16 @@ def abc_cases():
     ]
 
 
+def reg_behind_input(n):
+    """FF -> LUT -> FF, where the LUT's other input comes from a top input
+    through 3 LUTs: the input path (4 levels) is deeper at every net the
+    register path (1 level) passes; the register path is still reported."""
+    x = n.input("in")
+    for i in range(3):
+        x = n.lut("i%d" % i, x)
+    n.ff("dst", n.lutn("join", [x, n.ff("src", n.new())]))
+
+
 def main():
     k = flow.DSP_LEVELS
     cases = [
@@ -146,6 +164,7 @@ def main():
         ("DSP with MREG: the path ends and starts at it", chain(regs(m=1), 2, 4), 4),
         ("DSP with AREG and BREG only: registered inputs start at its output", chain(regs(a=1, b=1), 3, 2),
          max(3, k + 2)),
+        ("a register path behind a deeper path from an input", reg_behind_input, 1),
     ]
     bad = 0
     for name, build, want in cases:
