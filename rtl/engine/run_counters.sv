@@ -4,9 +4,10 @@
 // Cleared when a command is accepted; they keep their values after done.
 // The stall causes (the end of the sequencer's token decision) are counted
 // a cycle late, from a register, so that the decision and the 64-bit add
-// are not one path; the sequencer stalls only in S_STATE and S_RUN, at
-// least two cycles before done, so the counts at done are complete (the
-// sequencer asserts it: nothing pending at done).
+// are not one path; the sequencer stalls in S_STATE, S_RUN and S_DRAIN,
+// never in the cycle before it enters S_DONE (a stalled drain stays one more
+// cycle), so the counts at done are complete (the sequencer asserts it:
+// nothing pending at done).
 `default_nettype none
 
 module run_counters #(

@@ -1689,6 +1689,10 @@ module sequencer #(
     if (MaxBatch < 1 || MaxHidden < 1) $error("sequencer: MaxBatch and MaxHidden must be >= 1");
     if (FifoDepth < 2 * MaxHidden) $error("sequencer: FifoDepth must hold two steps");
     if (FlushCycles > 255) $error("sequencer: flush counter too narrow");
+    // The spacing rules' terms (red_gap_q, span_last_q, skew_next_q) are 16
+    // bits: a bound above the reduce gap and the skews, grid or row order.
+    if (MaxHidden + Lm + La + 3 + 2 * Lines * (NumChains + RowLanes * (La + 1)) + NumChains >= 65536)
+      $error("sequencer: the spacing rules' 16-bit terms are too narrow for this chain geometry");
   end
   always_ff @(posedge clk_i) begin
     if (!rst_i) begin
