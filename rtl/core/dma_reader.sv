@@ -109,6 +109,17 @@ module dma_reader #(
   logic [7:0]  arlen_q, arlen_d;
   logic [6:0]  to_4k, cap, blen;
   logic        final_burst, room, issue;
+  // The burst's sums split at its 64-beat bound (a burst never crosses
+  // 4 KiB, so baddr's low 6 bits + blen <= 64 and blen <= 64): the low part
+  // adds blen, the high part picks between itself and a +1 / -1 computed
+  // from the registers beside the sizing, so the sizing does not run into a
+  // 58-bit or 27-bit carry chain; and the FIFO room from the registers,
+  // compared with blen.
+  logic [6:0]  baddr_lo_sum;                   // baddr_q[5:0] + blen
+  logic [51:0] baddr_hi_inc;                   // baddr_q[57:6] + 1
+  logic [7:0]  left_lo_diff;                   // beats_left_q[6:0] - blen, borrow in bit 7
+  logic [19:0] left_hi_dec;                    // beats_left_q[26:7] - 1
+  logic signed [33:0] free_beats;              // FifoBeats - inflight - FIFO count
 
   // Outstanding bursts (descriptor ring) and R side.
   logic [DescWidth-1:0]  desc_mem [MaxOutstanding];
@@ -144,7 +155,12 @@ module dma_reader #(
   assign cap = (to_4k < 7'(BurstCap)) ? to_4k : 7'(BurstCap);
   assign blen = (beats_left_q < 27'(cap)) ? beats_left_q[6:0] : cap;
   assign final_burst = (beats_left_q == 27'(blen));
-  assign room = 32'(inflight_q) + 32'(fifo_count) + 32'(blen) <= FifoBeats;
+  assign free_beats = 34'(FifoBeats) - 34'(inflight_q) - 34'(fifo_count);
+  assign room = $signed({27'd0, blen}) <= free_beats;
+  assign baddr_lo_sum = {1'b0, baddr_q[5:0]} + blen;
+  assign baddr_hi_inc = baddr_q[57:6] + 52'd1;
+  assign left_lo_diff = {1'b0, beats_left_q[6:0]} - {1'b0, blen};
+  assign left_hi_dec = beats_left_q[26:7] - 20'd1;
   assign issue = active_q && (!arvalid_q || m_axi_arready) && (32'(desc_count_q) < MaxOutstanding) &&
                  room && !err_q && !abort_i;
 
@@ -177,8 +193,8 @@ module dma_reader #(
       arvalid_d = 1'b1;
       araddr_d = baddr_q;
       arlen_d = 8'(blen - 7'd1);
-      baddr_d = baddr_q + 58'(blen);
-      beats_left_d = beats_left_q - 27'(blen);
+      baddr_d = {baddr_lo_sum[6] ? baddr_hi_inc : baddr_q[57:6], baddr_lo_sum[5:0]};        // baddr + blen
+      beats_left_d = {left_lo_diff[7] ? left_hi_dec : beats_left_q[26:7], left_lo_diff[6:0]};  // left - blen
       first_d = 1'b0;
       active_d = !final_burst;
     end
@@ -352,6 +368,9 @@ module dma_reader #(
         assert (m_axi_rlast == (rbeat_q == h_len)) else $error("dma_reader: RLAST does not match ARLEN");
       end
       assert (!push || fifo_in_ready) else $error("dma_reader: beat FIFO overflow (credit rule broken)");
+      assert ((!issue || (baddr_d == baddr_q + 58'(blen) && beats_left_d == beats_left_q - 27'(blen))) &&
+              room == (32'(inflight_q) + 32'(fifo_count) + 32'(blen) <= FifoBeats))
+      else $error("dma_reader: the split burst sums or the room differ from the wide ones");
       assert (32'(desc_count_q) <= MaxOutstanding) else $error("dma_reader: descriptor ring overflow");
       assert (!ar_stalled_q || (m_axi_arvalid && {araddr_q, arlen_q} == ar_held_q))
       else $error("dma_reader: AR dropped or changed while stalled");
