@@ -7,7 +7,12 @@
 // names moves data.
 // One check at a time: start_i takes the range; NumWindows + 1 cycles later
 // done_o pulses with ok_o (windows are compared one per cycle, so the compare
-// logic is one 65-bit comparator pair whatever NumWindows is).
+// logic is one 65-bit comparator pair whatever NumWindows is). The window a
+// cycle compares is picked and its end (base + size) added a cycle ahead,
+// into registers, so that the pick, the 65-bit add and the compares are not
+// one path: window i is read from the window registers in the cycle before
+// it is compared (window 0 in every idle cycle, so in the start's), picked
+// by registers alone (busy, the index).
 `default_nettype none
 
 module core_windows #(
@@ -33,23 +38,29 @@ module core_windows #(
   logic          busy_q, busy_d, ok_q, ok_d, done_q, done_d, write_q;
   logic [IW-1:0] idx_q, idx_d;
   logic [64:0]   lo_q, hi_q;   // the range, hi exclusive, on 65 bits
+  logic [IW-1:0] pick;          // the window the next cycle compares: 0 idle, idx + 1 busy
   logic [63:0]   base, size;
-  logic          perm, fits;
+  logic          perm_r, perm_w, fits;
+  logic [64:0]   base_q, end_q; // window idx_q: its base and base + size, on 65 bits
+  logic          perm_r_q, perm_w_q;  // and its read and write permissions
 
+  assign pick = busy_q ? idx_q + 1'b1 : '0;
   always_comb begin
-    base = '0;
-    size = '0;
-    perm = 1'b0;
+    base   = '0;
+    size   = '0;
+    perm_r = 1'b0;
+    perm_w = 1'b0;
     for (int unsigned i = 0; i < NumWindows; i++) begin
-      if (idx_q == IW'(i)) begin
-        base = win_base_i[i*64 +: 64];
-        size = win_size_i[i*64 +: 64];
-        perm = write_q ? win_write_i[i] : win_read_i[i];
+      if (pick == IW'(i)) begin
+        base   = win_base_i[i*64 +: 64];
+        size   = win_size_i[i*64 +: 64];
+        perm_r = win_read_i[i];
+        perm_w = win_write_i[i];
       end
     end
   end
-  assign fits = perm && (lo_q >= {1'b0, base}) && (hi_q <= ({1'b0, base} + {1'b0, size})) &&
-                  (hi_q[64] == 1'b0) && ({1'b0, base} + {1'b0, size} <= 65'h1_0000_0000_0000_0000);
+  assign fits = (write_q ? perm_w_q : perm_r_q) && (lo_q >= base_q) && (hi_q <= end_q) &&
+                (hi_q[64] == 1'b0) && (end_q <= 65'h1_0000_0000_0000_0000);
 
   always_comb begin
     busy_d = busy_q;
@@ -84,7 +95,11 @@ module core_windows #(
       done_q <= done_d;
       ok_q   <= ok_d;
     end
-    idx_q <= idx_d;
+    idx_q  <= idx_d;
+    base_q   <= {1'b0, base};
+    end_q    <= {1'b0, base} + {1'b0, size};
+    perm_r_q <= perm_r;
+    perm_w_q <= perm_w;
     if (start_i && !busy_q) begin
       lo_q    <= {1'b0, addr_i};
       hi_q    <= {1'b0, addr_i} + {1'b0, bytes_i};
