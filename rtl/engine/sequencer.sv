@@ -358,8 +358,9 @@ module sequencer #(
   // units - n*H itself, kept in a narrow register that the done and step
   // events update (a 40-bit units + done - n*H was the sequencer's slowest
   // path): it never falls below DV_LOW - MaxHidden (asserted at each step's
-  // end, below) and never leads by more than the units of every slot plus a
-  // step; an assertion holds it equal to the wide difference.
+  // end, below) and never leads (a step's units follow its last token, where
+  // n*H moves on); the width leaves room above both, and an assertion holds
+  // it equal to the wide difference.
   localparam int unsigned AhSpan = $clog2((MaxBatch + 2) * MaxHidden + 4 * FifoDepth + 1) + 1;
   localparam int unsigned AhW = (AhSpan > DvW) ? AhSpan : DvW;
   logic signed [AhW-1:0] ahead_q, ahead_d;
