@@ -401,15 +401,11 @@ module pe #(
 
   // The partial waits one cycle for its accumulator word.
   logic        red_add_in_q, red_zero_q;
-  logic [31:0] red_part_q;
   always_ff @(posedge clk_i) begin
     if (rst_i) red_add_in_q <= 1'b0;
     else       red_add_in_q <= part_valid;
   end
-  always_ff @(posedge clk_i) begin
-    red_zero_q <= part_zero;
-    red_part_q <= part_data;
-  end
+  always_ff @(posedge clk_i) red_zero_q <= part_zero;
 
   // ------------------------------------------------- accumulator and adder
   logic [31:0] acc_rdata;
@@ -425,7 +421,7 @@ module pe #(
   // wait line is flushed like the MAC bookkeeping.
   localparam int unsigned SplitWait = engine_pkg::fw_split_wait(AddLatency);
   logic       fw_last_out, comb_start, first_go, loop_go, comb_go, comb_q, comb_done;
-  logic [31:0] first_sum, comb_a_q;
+  logic [31:0] first_sum;
   logic [2:0] first_w, comb_step, go_w, go_left, comb_w_q, comb_left_q, out_w, out_left;
   assign fw_last_out = mac_add_out && info_add_out[InfoWidth-2] && info_add_out[AccWidth];  // fw, last
   assign comb_start  = fw_last_out && (sums_q != '0);
@@ -441,7 +437,6 @@ module pe #(
     else       comb_q <= comb_go;
   end
   always_ff @(posedge clk_i) begin
-    comb_a_q    <= first_go ? first_sum : sum;
     comb_w_q    <= go_w;
     comb_left_q <= go_left - 3'd1;
   end
@@ -450,19 +445,21 @@ module pe #(
   assign acc_raddr = mac_acc_rd ? info_acc_rd[AccWidth-1:0] :
                      comb_go    ? AccWidth'(go_w) : red_idx_q;
 
-  logic [31:0] add_a, add_b;
-  always_comb begin
-    if (mac_add_in) begin
-      add_a = product;
-      add_b = info_add_in[AccWidth+1] ? engine_pkg::FP_NEG_ZERO : acc_rdata;  // first
-    end else if (comb_q) begin
-      add_a = comb_a_q;
-      add_b = acc_rdata;
-    end else begin
-      add_a = red_part_q;
-      add_b = (has_rows_q && !red_zero_q) ? acc_rdata : engine_pkg::FP_NEG_ZERO;
-    end
+  // The adder's operands. A MAC adds its product to the accumulator word
+  // (-0 for a sum's first element); a final add of S sums adds the looped
+  // sum to the word it read; the reduction adds its partial to the word
+  // (-0 without rows or for a zero partial). Both choices are made a cycle
+  // ahead, into aux_a_q (the looped sum after comb_go, else the partial) and
+  // acc_sel_q (the word or -0), so that each operand is one registered
+  // select away from the adder's exponent compare and alignment.
+  logic [31:0] add_a, add_b, aux_a_q;
+  logic        acc_sel_q;
+  always_ff @(posedge clk_i) begin
+    aux_a_q   <= comb_go ? (first_go ? first_sum : sum) : part_data;
+    acc_sel_q <= mac_acc_rd ? !info_acc_rd[AccWidth+1] : (comb_go || (has_rows_d && !part_zero));
   end
+  assign add_a = mac_add_in ? product : aux_a_q;
+  assign add_b = acc_sel_q ? acc_rdata : engine_pkg::FP_NEG_ZERO;
 
   // Adder tags: {sums added, the word read, links left, reduction partial, zero}.
   localparam int unsigned AddTagWidth = 9;
@@ -515,8 +512,9 @@ module pe #(
   logic        red_add_out, red_out_zero;
   logic [31:0] red_sum;
   if (RedAdder != 0) begin : g_red_adder
-    logic [31:0] red_acc_rdata;
+    logic [31:0] red_acc_rdata, red_part_q;
     logic [0:0]  red_tag_out;
+    always_ff @(posedge clk_i) red_part_q <= part_data;
     logic        unused_red_ready;
     prim_ram_1r1w #(
       .Width(32),
@@ -721,6 +719,13 @@ module pe #(
       else $error("pe %0d: accumulator read port claimed by MAC and the sums' final adds", PeIndex);
       assert (!(first_go && loop_go))
       else $error("pe %0d: a row's first sum link meets another row's next link", PeIndex);
+      assert (!mac_add_in || acc_sel_q == !info_add_in[AccWidth+1])
+      else $error("pe %0d: a MAC's accumulator operand chosen wrongly ahead", PeIndex);
+      assert (!comb_q || mac_add_in || acc_sel_q)
+      else $error("pe %0d: a final add's accumulator operand chosen wrongly ahead", PeIndex);
+      assert (!red_add_in_q || mac_add_in || comb_q || RedAdder != 0 ||
+              acc_sel_q == (has_rows_q && !red_zero_q))
+      else $error("pe %0d: a reduction's accumulator operand chosen wrongly ahead", PeIndex);
       assert (!(comb_q && (mac_add_in || red_add_in_q)))
       else $error("pe %0d: adder claimed by the sums' final adds and a MAC or reduction", PeIndex);
       assert (!(inject_q && res_valid_i[ResLane]))
