@@ -245,16 +245,25 @@ package engine_pkg;
   // an adder of their own they sweep column c as soon as its last MAC has
   // written it, AddLatency + 2 cycles after its issue (the burst and the
   // sweep both take a column a cycle).
+  // Both of its terms add the chains the wave reaches, so it is a base from
+  // H and the grid plus those chains (the sequencer registers the base ahead
+  // of the cycle that adds the last wave's chains).
+  function automatic int unsigned bw_reduce_gap_base(input int unsigned hidden, input int unsigned pitch,
+                                                     input int unsigned lp, input int unsigned lines,
+                                                     input int unsigned lanes, input int unsigned mul_lat,
+                                                     input int unsigned add_lat, input bit red_adder);
+    int unsigned burst;
+    burst = red_adder ? add_lat + 2 : bw_burst(hidden, add_lat);
+    bw_reduce_gap_base = burst + mul_lat + bw_skew_reduce(pitch, lp, lines, lanes, add_lat) - 1;
+    if (bw_reduce_gap_base < lp) bw_reduce_gap_base = lp;  // the wave's span less its chains
+  endfunction
   function automatic int unsigned bw_reduce_gap(input int unsigned hidden, input int unsigned chains_reached,
                                                 input int unsigned pitch, input int unsigned lp,
                                                 input int unsigned lines, input int unsigned lanes,
                                                 input int unsigned mul_lat, input int unsigned add_lat,
                                                 input bit red_adder);
-    int unsigned span, burst;
-    burst = red_adder ? add_lat + 2 : bw_burst(hidden, add_lat);
-    bw_reduce_gap = burst + mul_lat + bw_skew_reduce(pitch, lp, lines, lanes, add_lat) + chains_reached - 1;
-    span = bw_wave_span(chains_reached, lp);
-    if (bw_reduce_gap < span) bw_reduce_gap = span;
+    bw_reduce_gap = bw_reduce_gap_base(hidden, pitch, lp, lines, lanes, mul_lat, add_lat, red_adder) +
+                    chains_reached;
   endfunction
   // BW, RedAdder: the rule of bw_after_reduce below for a given skew of the
   // next wave's earliest token (grid or row order).

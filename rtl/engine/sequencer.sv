@@ -207,13 +207,25 @@ module sequencer #(
   logic [15:0]             hid_q, hid_d, bat_q, bat_d, stp_q, stp_d;
   logic [7:0]              bank_q, bank_d;
   logic                    after_load_q, after_load_d;  // a LOAD of this bank came first
+  // The command's bank holds weights of its cell and size, as the loader
+  // showed them a cycle ago. The loader changes a bank only while it is busy
+  // with it, and busy in the cycle after (L_DONE, or its run): so where S_CHECK
+  // reads the flag, unless the LOAD that came first is still busy (BANK_BUSY
+  // wins), the bank is as it was a cycle before (asserted). A LOAD that came
+  // later is refused while the command runs, the bank untouched.
+  logic                    weights_ok_q, weights_ok;
   logic [WAddrWidth-1:0]   bank_base_q, bank_base_d;  // bank * WeightDepth
   logic [MemAddrWidth-1:0] base_q, base_d, size_q, size_d;
   logic [4:0]              status_q, status_d;
   logic [3:0]              unit_q, unit_d;      // stream named by the status
   logic [3:0]              skip_q, skip_d;      // stream whose surplus is being dropped
   logic [31:0]             wd_lim_q, wd_lim_d;  // watchdog limit
-  logic [31:0]             wd_q, wd_d;          // cycles without progress
+  // Cycles without progress, one cycle behind: the count is wd_prev_q + 1,
+  // or 0 where wd_clr_q says a progress (or an idle or new command) cleared
+  // it; the progress input (a handshake the sequencer's own outputs open) is
+  // registered into wd_clr_q instead of reaching the counter's 32 bits.
+  logic [31:0]             wd_prev_q, wd_lim_m1_q;
+  logic                    wd_clr_q, wd_clr_d;
   logic [7:0]              fl_q, fl_d;          // flush cycles left
   logic                    wrap_q, wrap_d;      // base + size beyond the address space
 
@@ -262,6 +274,9 @@ module sequencer #(
   logic [KW-1:0]              fr_key;                // the running command's key
   logic [MemAddrWidth-1:0]    fr_end_q;              // its store window's end (registered)
   logic                       fr_match, fr_match_q;  // a record matches it (registered: used in S_CHECK)
+  localparam int unsigned FR_PARTS = 6;                  // the key compared in parts of <= 27 bits
+  localparam int unsigned FR_PW    = (KW + FR_PARTS - 1) / FR_PARTS;
+  logic [FR*FR_PARTS-1:0]     fr_part_q;             // bit i*FR_PARTS + p: record i's part p equals the key's
   logic [FR-1:0]              fr_over;               // records whose windows its window overlaps
   logic                       fr_void_q, fr_void_d;  // an accepted FORWARD voids those next cycle
   logic [FR-1:0]              fr_shift;              // entries that take their younger neighbour's record
@@ -301,6 +316,7 @@ module sequencer #(
   logic          spc_q, spc_d;        // since_q >= l_res_q, registered beside it
   logic          since_zero;          // since_d = 0 this cycle (else it counts up or saturates)
   logic [CW-1:0] left_q, left_d;      // state words still to consume
+  logic          left_one_q;          // left_q == 1, registered with it
 
   // Credits and availability.
   logic [CW-1:0] units_q, units_d;    // units completed by the activation unit
@@ -503,8 +519,9 @@ module sequencer #(
   logic [RowLanes-1:0] grp_mask;
   logic [31:0]   q_last;                 // chains the last wave reaches (S_DERIVE)
   logic [31:0]   pitch_r, lp_r;          // the command's grid pitch, (Lines - 1) * pitch
+  logic [15:0]   red_base_r;             // its reduce gap less the last wave's chains
   logic [31:0]   span_full, span_last;   // a full (S_DERIVE) and the last wave's (S_PRODUCT) token span
-  logic [31:0]   red_gap;                // the last wave's start to the REDUCE (S_PRODUCT)
+  logic [15:0]   red_gap;                // the last wave's start to the REDUCE (S_PRODUCT)
   // The spacing rules' terms, registered in S_PRODUCT for S_CHECK (their
   // inputs stand from S_DERIVE on): the FW sums a row (log2), the reduce
   // gap, the last wave's span and the next wave's skew.
@@ -513,13 +530,16 @@ module sequencer #(
   // The pitch and its one product are registered from H as it stands: H is
   // loaded as the command leaves S_IDLE, pitch_r a cycle later and lp_r two;
   // S_DERIVE comes at least three cycles after H (S_SETUP, S_LENGTHS and
-  // S_DIVIDE take one or more each), when both hold the command's values.
+  // S_DIVIDE take one or more each), when both hold the command's values,
+  // and red_base_r (from them, a cycle after lp_r) is read in S_PRODUCT.
   // Row order (engine_pkg::bw_row_order) is registered from the batch as it
   // stands, like the pitch: the batch is loaded as the command leaves S_IDLE.
   logic rowo_q;
   always_ff @(posedge clk_i) begin
     pitch_r <= engine_pkg::bw_pitch(32'(hid_q), NumChains, Lines, RowLanes, La);
     lp_r    <= engine_pkg::bw_line_span(pitch_r, Lines);
+    red_base_r <= 16'(engine_pkg::bw_reduce_gap_base(32'(hid_q), pitch_r, lp_r, Lines, RowLanes, Lm, La,
+                                                      RedAdder != 0));
     rowo_q  <= engine_pkg::bw_row_order(RedAdder != 0, RowLanes, 32'(bat_q));
   end
   // The zero flags of the values wait is loaded with in S_RUN, registered
@@ -541,13 +561,12 @@ module sequencer #(
   assign span_full = rowo_q ? engine_pkg::bw_rows_span(NumChains, Lines) : engine_pkg::bw_wave_span(NumChains, lp_r);
   assign span_last = rowo_q ? engine_pkg::bw_rows_span(32'(q_last_q), Lines) :
                               engine_pkg::bw_wave_span(32'(q_last_q), lp_r);
-  assign red_gap   = rowo_q ? engine_pkg::bw_rows_reduce_gap(32'(q_last_q), Lines, Lm, La) :
-                              engine_pkg::bw_reduce_gap(32'(hid_q), 32'(q_last_q), pitch_r, lp_r, Lines, RowLanes,
-                                                        Lm, La, RedAdder != 0);
+  assign red_gap   = rowo_q ? 16'(engine_pkg::bw_rows_reduce_gap(32'(q_last_q), Lines, Lm, La)) :
+                              red_base_r + 16'(q_last_q);  // engine_pkg::bw_reduce_gap
   always_ff @(posedge clk_i) begin
     if (state_q == S_PRODUCT) begin
       sums_l2_q   <= 2'(engine_pkg::fw_sums_log2(32'(rows_q), 32'(hid_q)));
-      red_gap_q   <= 16'(red_gap);
+      red_gap_q   <= red_gap;
       span_last_q <= 16'(span_last);
       skew_next_q <= rowo_q ? 16'(engine_pkg::bw_rows_skew_next(32'(gh_q), Lines, RowLanes, La)) :
                               16'(engine_pkg::bw_skew_next(32'(gh_q), pitch_r, lp_r, Lines, RowLanes, La));
@@ -782,7 +801,7 @@ module sequencer #(
   assign can_end = (state_q != S_IDLE) && (state_q != S_ABORT) && (state_q != S_DONE);
   assign watched = running || (state_q == S_SKIP);
   logic wd_fire;  // the watchdog's limit is reached
-  assign wd_fire = (wd_lim_q != 0) && (wd_q >= wd_lim_q);
+  assign wd_fire = (wd_lim_q != 0) && !wd_clr_q && (wd_prev_q >= wd_lim_m1_q);
   // A cause that ends a running command in this cycle (S_STATE adds its
   // framing error, state_err, below).
   logic ends_now;
@@ -814,7 +833,7 @@ module sequencer #(
     unit_d     = unit_q;
     skip_d     = skip_q;
     wd_lim_d   = wd_lim_q;
-    wd_d       = (progress_i || !watched) ? '0 : wd_q + 1;
+    wd_clr_d   = progress_i || !watched;
     fl_d       = (fl_q != 0) ? fl_q - 1 : fl_q;
     wrap_d     = wrap_q;
     gh_d       = gh_q;
@@ -937,7 +956,7 @@ module sequencer #(
           wd_lim_d = cfg_watchdog_i;
           unit_d   = engine_pkg::UNIT_NONE;
           skip_d   = engine_pkg::UNIT_NONE;
-          wd_d     = '0;
+          wd_clr_d = 1'b1;
           state_d  = S_SETUP;
         end
       end
@@ -1059,9 +1078,7 @@ module sequencer #(
         end else if (after_load_q && load_busy_i) begin  // first come, first served
           status_d = engine_pkg::ERR_BANK_BUSY;
           state_d  = S_DONE;
-        end else if (!(bank_valid_i[BankWidth'(bank_q)] &&
-                       bank_cell_i[BankWidth'(bank_q)*2 +: 2] == cell_q &&
-                       bank_hidden_i[BankWidth'(bank_q)*16 +: 16] == hid_q)) begin
+        end else if (!weights_ok_q) begin
           status_d = engine_pkg::ERR_NO_WEIGHTS;
           state_d  = S_DONE;
         end else if (is_bw && !fr_match_q) begin
@@ -1135,7 +1152,7 @@ module sequencer #(
             j_move = 2'd2;
             b_d    = b_q + 1;
           end
-          if (left_q == 1) begin
+          if (left_one_q) begin
             b_d     = is_fw ? '0 : maxslot_q;                 // FW: t = 0, every slot runs
             t_d     = is_fw ? '0 : maxlen_q - 1'b1;           // BW: from the longest sequence's end
             t_move  = 2'd3;
@@ -1144,11 +1161,11 @@ module sequencer #(
             g_d     = '0;
             state_d = S_RUN;
           end
-          if ((left_q == 1) != state_last_i) begin
+          if (left_one_q != state_last_i) begin
             state_err = 1'b1;
-            status_d = (left_q == 1) ? engine_pkg::ERR_TOO_MANY_WORDS : engine_pkg::ERR_TOO_FEW_WORDS;
+            status_d = left_one_q ? engine_pkg::ERR_TOO_MANY_WORDS : engine_pkg::ERR_TOO_FEW_WORDS;
             unit_d   = engine_pkg::UNIT_STATE_IN;
-            skip_d   = (left_q == 1) ? engine_pkg::UNIT_STATE_IN : engine_pkg::UNIT_NONE;
+            skip_d   = left_one_q ? engine_pkg::UNIT_STATE_IN : engine_pkg::UNIT_NONE;
             state_d  = S_ABORT;
           end
         end else begin
@@ -1477,6 +1494,11 @@ module sequencer #(
   assign xp_open_o = running && is_fw && !xp_z_q && !xp_bad_q;
   assign dh_open_o = running && is_bw && !dh_z_q && !dh_bad_q;
 
+  assign weights_ok = bank_valid_i[BankWidth'(bank_q)] &&
+                      bank_cell_i[BankWidth'(bank_q)*2 +: 2] == cell_q &&
+                      bank_hidden_i[BankWidth'(bank_q)*16 +: 16] == hid_q;
+  always_ff @(posedge clk_i) weights_ok_q <= weights_ok;
+
   // ----------------------------------------------------------- forward records
   assign fr_key = {cell_q, hid_q, bat_q, stp_q, base_q, bank_q, len_q};
   // Entry i moves (entry 0: is written) when every entry before it is in use.
@@ -1484,10 +1506,22 @@ module sequencer #(
   for (genvar i = 1; i < FR; i++) begin : g_fr_shift
     assign fr_shift[i] = &fr_ok_q[i-1:0];
   end
+  // The key is compared in two registered stages: the parts of each record
+  // (fr_part_q), then the records. The key is the accepted command's from
+  // S_SETUP on and no record changes before its S_CHECK (a record is written
+  // in a FORWARD's S_DONE, a void acts after S_CHECK), so S_CHECK, at least
+  // four cycles after S_SETUP, reads the match of its key (asserted).
+  for (genvar i = 0; i < FR; i++) begin : g_fr_part
+    logic [FR_PARTS*FR_PW-1:0] diff;
+    assign diff = (FR_PARTS * FR_PW)'(fr_key_q[i*KW +: KW] ^ fr_key);
+    for (genvar p = 0; p < FR_PARTS; p++) begin : g_part
+      always_ff @(posedge clk_i) fr_part_q[i*FR_PARTS+p] <= (diff[p*FR_PW +: FR_PW] == '0);
+    end
+  end
   always_comb begin
     fr_match = 1'b0;
     for (int i = FR - 1; i >= 0; i--) begin
-      if (fr_ok_q[i] && fr_key_q[i*KW +: KW] == fr_key) fr_match = 1'b1;
+      if (fr_ok_q[i] && &fr_part_q[i*FR_PARTS +: FR_PARTS]) fr_match = 1'b1;
       fr_over[i] = base_q < fr_hi_q[i*MemAddrWidth +: MemAddrWidth] &&
                    fr_lo_q[i*MemAddrWidth +: MemAddrWidth] < fr_end_q;
     end
@@ -1500,7 +1534,7 @@ module sequencer #(
       status_q   <= engine_pkg::ERR_NONE;
       unit_q     <= engine_pkg::UNIT_NONE;
       skip_q     <= engine_pkg::UNIT_NONE;
-      wd_q       <= '0;
+      wd_clr_q   <= 1'b1;
       fl_q       <= '0;
       fr_ok_q    <= '0;
       fr_void_q  <= 1'b0;
@@ -1515,7 +1549,7 @@ module sequencer #(
       status_q   <= status_d;
       unit_q     <= unit_d;
       skip_q     <= skip_d;
-      wd_q       <= wd_d;
+      wd_clr_q   <= wd_clr_d;
       fl_q       <= fl_d;
       fr_ok_q    <= fr_ok_d;
       fr_void_q  <= fr_void_d;
@@ -1535,6 +1569,8 @@ module sequencer #(
     base_q     <= base_d;
     size_q     <= size_d;
     wd_lim_q   <= wd_lim_d;
+    wd_lim_m1_q <= wd_lim_d - 1;
+    wd_prev_q  <= wd_clr_q ? '0 : wd_prev_q + 1;
     wrap_q     <= wrap_d;
     gh_q       <= gh_d;
     rem_q      <= rem_d;
@@ -1565,7 +1601,7 @@ module sequencer #(
     after_load_q <= after_load_d;
     bank_base_q <= bank_base_d;
     fr_key_q   <= fr_key_d;
-    fr_match_q <= fr_match;  // the key is stable from S_PRODUCT on: S_CHECK reads it
+    fr_match_q <= fr_match;
     fr_end_q   <= base_q + MemAddrWidth'(bytes_q);
     fr_lo_q    <= fr_lo_d;
     fr_hi_q    <= fr_hi_d;
@@ -1595,6 +1631,7 @@ module sequencer #(
     since_q    <= since_d;
     spc_q      <= spc_d;
     left_q     <= left_d;
+    left_one_q <= (left_d == CW'(1));
     units_q    <= units_d;
     xp_av_q    <= xp_av_d;
     dh_av_q    <= dh_av_d;
@@ -1658,6 +1695,41 @@ module sequencer #(
 
 
 `ifndef SYNTHESIS
+  // The reduce gap by its rule (the sequencer adds the last wave's chains to
+  // a registered base).
+  logic [31:0] red_gap_rule;
+  assign red_gap_rule = rowo_q ? engine_pkg::bw_rows_reduce_gap(32'(q_last_q), Lines, Lm, La) :
+                                 engine_pkg::bw_reduce_gap(32'(hid_q), 32'(q_last_q), pitch_r, lp_r, Lines,
+                                                           RowLanes, Lm, La, RedAdder != 0);
+  // The registered checks equal what their inputs give where they are read:
+  // the forward-record match and the bank's weights in S_CHECK (the latter
+  // unless a LOAD that came first still holds the bank), the state words' last
+  // flag always, and the watchdog's count the count it replaced (cleared the
+  // cycle after a progress, or an idle or accepting cycle).
+  logic        fr_match_ref;
+  logic [31:0] wd_ref_q;
+  always_comb begin
+    fr_match_ref = 1'b0;
+    for (int i = 0; i < FR; i++) begin
+      if (fr_ok_q[i] && fr_key_q[i*KW +: KW] == fr_key) fr_match_ref = 1'b1;
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    if (rst_i) wd_ref_q <= '0;
+    else       wd_ref_q <= wd_clr_d ? '0 : wd_ref_q + 1;
+    if (!rst_i) begin
+      assert (state_q != S_CHECK || fr_match_q == fr_match_ref)
+      else $error("sequencer: the registered forward-record match differs from the records in S_CHECK");
+      assert (state_q != S_CHECK || (after_load_q && load_busy_i) || weights_ok_q == weights_ok)
+      else $error("sequencer: the bank's weights changed in the cycle before S_CHECK read them");
+      assert (left_one_q == (left_q == CW'(1)))
+      else $error("sequencer: left_one_q differs from left_q == 1");
+      assert (wd_ref_q == (wd_clr_q ? 32'd0 : wd_prev_q + 1) &&
+              wd_fire == (wd_lim_q != 0 && wd_ref_q >= wd_lim_q))
+      else $error("sequencer: the watchdog's count or limit differs from its reference");
+    end
+  end
+
   // The running slots at t and at the next t, from the lengths (run_q and
   // run_next_c must equal them; BW at t = 0 has no next t).
   logic [MaxBatch-1:0] run_ref, run_ref_next;
@@ -1760,13 +1832,13 @@ module sequencer #(
                s_fwb_q == 16'(engine_pkg::fw_step_spacing(32'(rows_q), 32'(hid_q), La)) &&
                l_res_q == engine_pkg::fw_result_gap(32'(rows_q), ResLanes > 1 ? 32'(hid_q) : 32'(gh_q),
                                                     32'(hid_q), Lm, La) &&
-               s_red_q == 16'(red_gap - span_last) &&
+               s_red_q == 16'(red_gap_rule - span_last) &&
                s_ared_q == (rowo_q ?
                             16'(engine_pkg::bw_red_after_reduce(
                                 32'(hid_q), engine_pkg::bw_rows_skew_next(32'(gh_q), Lines, RowLanes, La), Lm, La,
-                                red_gap)) :
+                                red_gap_rule)) :
                             16'(engine_pkg::bw_after_reduce(32'(hid_q), 32'(gh_q), pitch_r, lp_r, Lines, RowLanes,
-                                                            Lm, La, red_gap, RedAdder != 0)))))
+                                                            Lm, La, red_gap_rule, RedAdder != 0)))))
       else $error("sequencer: a registered spacing rule differs from engine_pkg's rule");
       assert (!(done_o && stall_pending))
       else $error("sequencer: a stall cycle not yet counted at done");
