@@ -777,12 +777,17 @@ module engine #(
   // in order, before any response to a later request. A response with nothing
   // outstanding (the far side broke the reset contract) is dropped as well.
   logic [OutstWidth-1:0] outst_q, outst_d, stale_q, stale_d;
+  logic                  outst_nz_q, outst_nz_d;  // outst_q != 0, registered (asserted)
   logic req_fire, rsp_fire, rsp_stale, flush_q;
   assign req_fire  = mem_req_valid_o && mem_req_ready_i;
   assign rsp_stale = (stale_q != '0) || (outst_q == '0);
   assign outst_full = &outst_q;
   assign rsp_fire  = mem_rsp_valid_i && mem_rsp_ready_o && (outst_q != '0);
   assign outst_d   = outst_q + OutstWidth'(req_fire) - OutstWidth'(rsp_fire);
+  // outst_d != 0 without its add: a request alone makes it non-zero, a
+  // response alone leaves it non-zero unless it was 1; the request (the
+  // store path's deepest signal) picks between the two at the end.
+  assign outst_nz_d = req_fire ? (!rsp_fire || outst_nz_q) : (outst_nz_q && !(rsp_fire && outst_q == 1));
   always_comb begin
     stale_d = stale_q;
     if (rsp_fire && stale_q != '0) stale_d = stale_q - 1'b1;
@@ -790,17 +795,21 @@ module engine #(
   end
   always_ff @(posedge clk_i) begin
     if (rst_i) begin
-      outst_q <= '0;
-      stale_q <= '0;
-      flush_q <= 1'b0;
+      outst_q    <= '0;
+      outst_nz_q <= 1'b0;
+      stale_q    <= '0;
+      flush_q    <= 1'b0;
     end else begin
-      outst_q <= outst_d;
-      stale_q <= stale_d;
-      flush_q <= flush;
+      outst_q    <= outst_d;
+      outst_nz_q <= outst_nz_d;
+      stale_q    <= stale_d;
+      flush_q    <= flush;
     end
   end
 
-  assign drain_busy = {(store_count != '0) || (outst_q != '0), sout_count != '0,
+  // (From registers: the FIFO counts and outst_nz_q; the sequencer's S_DRAIN
+  // exit follows drain_idle in the same cycle.)
+  assign drain_busy = {(store_count != '0) || outst_nz_q, sout_count != '0,
                        dout_count != '0, hout_count != '0};
   assign drain_idle = (drain_busy == '0);
 
@@ -822,6 +831,7 @@ module engine #(
       assert (!(sout_push && !sout_fifo_ready)) else $error("engine: state output FIFO overflow");
       assert (!(store_push && !store_fifo_ready)) else $error("engine: gate store FIFO overflow");
       assert (!(desc_in_q && !unused_desc_in_ready)) else $error("engine: descriptor FIFO overflow");
+      assert (outst_nz_q == (outst_q != '0)) else $error("engine: outst_nz_q differs from outst_q != 0");
     end
   end
 `endif

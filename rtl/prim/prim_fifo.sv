@@ -1,7 +1,9 @@
 // Synchronous first-word-fall-through FIFO on a RAM whose registered read
 // port is the output register (maps onto block or distributed RAM).
 // Valid/ready on both sides (AXI-Stream rules); count_o is the number of
-// entries held, output register included (at most Depth + 1).
+// entries held, output register included (at most Depth + 1), from a
+// register of its own (push - pop a cycle), so a user's compare starts at a
+// register.
 // Latency: an item written into an empty FIFO is visible 2 cycles later.
 // Throughput: one write and one read per cycle.
 `default_nettype none
@@ -27,6 +29,7 @@ module prim_fifo #(
   logic [AddrWidth-1:0] wptr_q, wptr_d, rptr_q, rptr_d;
   logic [CountWidth-1:0] ram_count_q, ram_count_d;  // entries in the RAM, not yet read out
   logic out_valid_q, out_valid_d;                   // the RAM read register holds an entry
+  logic [CountWidth-1:0] count_q;                   // ram_count_q + out_valid_q
   logic push, pop, ram_re;
 
   assign in_ready_o = (32'(ram_count_q) < Depth);
@@ -60,16 +63,18 @@ module prim_fifo #(
       rptr_q <= '0;
       ram_count_q <= '0;
       out_valid_q <= 1'b0;
+      count_q <= '0;
     end else begin
       wptr_q <= wptr_d;
       rptr_q <= rptr_d;
       ram_count_q <= ram_count_d;
       out_valid_q <= out_valid_d;
+      count_q <= count_q + CountWidth'(push) - CountWidth'(pop);
     end
   end
 
   assign out_valid_o = out_valid_q;
-  assign count_o = ram_count_q + CountWidth'(out_valid_q);
+  assign count_o = count_q;
 
 `ifndef SYNTHESIS
   initial begin
@@ -82,6 +87,8 @@ module prim_fifo #(
     held_q    <= out_data_o;
     if (!rst_i) begin
       assert (32'(ram_count_q) <= Depth) else $error("prim_fifo: overflow");
+      assert (count_q == ram_count_q + CountWidth'(out_valid_q))
+      else $error("prim_fifo: the count register differs from the RAM's entries and the output's");
       assert (!stalled_q || (out_valid_o && out_data_o == held_q))
       else $error("prim_fifo: output changed while stalled");
     end
