@@ -20,7 +20,7 @@ class Net:
     """Builds a Yosys-JSON-like module: cells with typed ports and bit nets."""
 
     def __init__(self):
-        self.cells, self.bit = {}, 100
+        self.cells, self.ports, self.bit = {}, {}, 100
 
     def new(self):
         self.bit += 1
@@ -57,12 +57,11 @@ class Net:
         return p
 
     def module(self):
-        return {"cells": self.cells, "ports": getattr(self, "ports", {}), "netnames": {}}
+        return {"cells": self.cells, "ports": self.ports, "netnames": {}}
 
     def input(self, name):
         """A top input port of one bit."""
         b = self.new()
-        self.ports = getattr(self, "ports", {})
         self.ports[name] = {"direction": "input", "bits": [b]}
         return b
 

@@ -219,12 +219,12 @@ module sequencer #(
   logic [4:0]              status_q, status_d;
   logic [3:0]              unit_q, unit_d;      // stream named by the status
   logic [3:0]              skip_q, skip_d;      // stream whose surplus is being dropped
-  logic [31:0]             wd_lim_q, wd_lim_d;  // watchdog limit
+  logic [31:0]             wd_lim_m1_q, wd_lim_m1_d;  // watchdog limit - 1 (all ones: no watchdog)
   // Cycles without progress, one cycle behind: the count is wd_prev_q + 1,
   // or 0 where wd_clr_q says a progress (or an idle or new command) cleared
   // it; the progress input (a handshake the sequencer's own outputs open) is
   // registered into wd_clr_q instead of reaching the counter's 32 bits.
-  logic [31:0]             wd_prev_q, wd_lim_m1_q;
+  logic [31:0]             wd_prev_q;
   logic                    wd_clr_q, wd_clr_d;
   logic [7:0]              fl_q, fl_d;          // flush cycles left
   logic                    wrap_q, wrap_d;      // base + size beyond the address space
@@ -801,7 +801,7 @@ module sequencer #(
   assign can_end = (state_q != S_IDLE) && (state_q != S_ABORT) && (state_q != S_DONE);
   assign watched = running || (state_q == S_SKIP);
   logic wd_fire;  // the watchdog's limit is reached
-  assign wd_fire = (wd_lim_q != 0) && !wd_clr_q && (wd_prev_q >= wd_lim_m1_q);
+  assign wd_fire = (wd_lim_m1_q != '1) && !wd_clr_q && (wd_prev_q >= wd_lim_m1_q);
   // A cause that ends a running command in this cycle (S_STATE adds its
   // framing error, state_err, below).
   logic ends_now;
@@ -832,7 +832,7 @@ module sequencer #(
     status_d   = status_q;
     unit_d     = unit_q;
     skip_d     = skip_q;
-    wd_lim_d   = wd_lim_q;
+    wd_lim_m1_d = wd_lim_m1_q;
     wd_clr_d   = progress_i || !watched;
     fl_d       = (fl_q != 0) ? fl_q - 1 : fl_q;
     wrap_d     = wrap_q;
@@ -953,7 +953,7 @@ module sequencer #(
           end
           base_d   = cfg_store_base_i;
           size_d   = cfg_store_size_i;
-          wd_lim_d = cfg_watchdog_i;
+          wd_lim_m1_d = cfg_watchdog_i - 1;
           unit_d   = engine_pkg::UNIT_NONE;
           skip_d   = engine_pkg::UNIT_NONE;
           wd_clr_d = 1'b1;
@@ -1568,8 +1568,7 @@ module sequencer #(
     stp_q      <= stp_d;
     base_q     <= base_d;
     size_q     <= size_d;
-    wd_lim_q   <= wd_lim_d;
-    wd_lim_m1_q <= wd_lim_d - 1;
+    wd_lim_m1_q <= wd_lim_m1_d;
     wd_prev_q  <= wd_clr_q ? '0 : wd_prev_q + 1;
     wrap_q     <= wrap_d;
     gh_q       <= gh_d;
@@ -1707,7 +1706,7 @@ module sequencer #(
   // flag always, and the watchdog's count the count it replaced (cleared the
   // cycle after a progress, or an idle or accepting cycle).
   logic        fr_match_ref;
-  logic [31:0] wd_ref_q;
+  logic [31:0] wd_ref_q, wd_lim_ref_q;  // the count and the limit as the command gave it
   always_comb begin
     fr_match_ref = 1'b0;
     for (int i = 0; i < FR; i++) begin
@@ -1717,6 +1716,7 @@ module sequencer #(
   always_ff @(posedge clk_i) begin
     if (rst_i) wd_ref_q <= '0;
     else       wd_ref_q <= wd_clr_d ? '0 : wd_ref_q + 1;
+    if (state_q == S_IDLE && cmd_valid_i) wd_lim_ref_q <= cfg_watchdog_i;
     if (!rst_i) begin
       assert (state_q != S_CHECK || fr_match_q == fr_match_ref)
       else $error("sequencer: the registered forward-record match differs from the records in S_CHECK");
@@ -1725,7 +1725,7 @@ module sequencer #(
       assert (left_one_q == (left_q == CW'(1)))
       else $error("sequencer: left_one_q differs from left_q == 1");
       assert (wd_ref_q == (wd_clr_q ? 32'd0 : wd_prev_q + 1) &&
-              wd_fire == (wd_lim_q != 0 && wd_ref_q >= wd_lim_q))
+              wd_fire == (wd_lim_ref_q != 0 && wd_ref_q >= wd_lim_ref_q))
       else $error("sequencer: the watchdog's count or limit differs from its reference");
     end
   end

@@ -514,8 +514,8 @@ module pe #(
   if (RedAdder != 0) begin : g_red_adder
     logic [31:0] red_acc_rdata, red_part_q;
     logic [0:0]  red_tag_out;
-    always_ff @(posedge clk_i) red_part_q <= part_data;
     logic        unused_red_ready;
+    always_ff @(posedge clk_i) red_part_q <= part_data;
     prim_ram_1r1w #(
       .Width(32),
       .Depth(AccDepth)
