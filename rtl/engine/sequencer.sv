@@ -510,6 +510,14 @@ module sequencer #(
   // group's first row grp_k = kw + grp_pe; the line's first row kw + gl*RowLanes
   // (grid order; row order walks grp_k alone).
   logic        lw_q, lw_d;
+  // The line's end (gc == the wave's last chain) and the grid's last line
+  // (gl == Lines - 1), registered beside gc and gl: each is picked by the
+  // grid's move from compares on the current registers, so the token's
+  // wait choice reads two flags instead of comparing gc and gl.
+  logic        le_q, le_d, gll_q, gll_d;
+  logic [15:0] q_lm2_r;                  // q_last - 2: gc + 1 == q_last - 1 <=> gc == q_last - 2
+  logic        q_one_r;                  // q_last == 1: the last wave's line ends at gc = 0
+  logic        le_next, le_first, le_first_clear;
   logic        lw2_q, lw2_d;             // the next wave is the last (w + 2 == R): lw_d's
                                          // candidate at a wave move, so lw_d is a 2:1 pick
   logic [17:0] grp_k_q, grp_k_d, line_k_q, line_k_d;
@@ -578,8 +586,8 @@ module sequencer #(
   assign bw_zero   = !fin_q && tl_q[BWidth'(b_q)];     // the sequence's first BW step
   assign last_wave = lw_q;
   assign chains_w  = last_wave ? q_last_q : 16'(NumChains);
-  assign line_end  = (gc_q == (last_wave ? q_lm1_q : 16'(NumChains - 1)));
-  assign wave_end  = line_end && (32'(gl_q) == Lines - 1);
+  assign line_end  = le_q;
+  assign wave_end  = le_q && gll_q;
   assign grp_pe    = (18'(gc_q) << ChainBits) + (18'(gl_q) << LaneBits);
   // The group's last row, min(grp_k + RowLanes - 1, G*H - 1), and whether it
   // has no row (grp_k >= G*H), registered beside grp_k: each is picked by
@@ -657,6 +665,51 @@ module sequencer #(
         default: ;
       endcase
     end
+  end
+  // q_lm1_q is loaded in S_DERIVE, read here from the next cycle on; the
+  // first grid_clear comes in S_CFGWAIT, after S_PRODUCT and S_CHECK.
+  always_ff @(posedge clk_i) begin
+    q_lm2_r <= q_lm1_q - 1'b1;
+    q_one_r <= (q_lm1_q == 0);
+  end
+  // gc + 1 ends the line (grid order, or a row-order chain move); gc = 0
+  // ends it (a new line or wave: the wave's chain count is one).
+  assign le_next        = (gc_q == (lw_q ? q_lm2_r : 16'(NumChains - 2)));
+  assign le_first       = lw_q ? q_one_r : (NumChains == 1);
+  assign le_first_clear = (rows_q == 18'd1) ? q_one_r : (NumChains == 1);
+  always_comb begin
+    le_d  = le_q;
+    gll_d = gll_q;
+    if (grid_clear) begin
+      le_d  = le_first_clear;
+      gll_d = (Lines == 1);
+    end else begin
+      unique case (grid_move)
+        2'd1: begin
+          if (!rowo_q) begin
+            le_d = le_next;
+          end else if (gll_q) begin  // row order: the next chain's first group
+            le_d  = le_next;
+            gll_d = (Lines == 1);
+          end else begin             // row order: the chain's next group
+            gll_d = (32'(gl_q) == Lines - 2);
+          end
+        end
+        2'd2: begin
+          le_d  = le_first;
+          gll_d = (32'(gl_q) == Lines - 2);
+        end
+        2'd3: begin
+          le_d  = lw2_q ? q_one_r : (NumChains == 1);
+          gll_d = (Lines == 1);
+        end
+        default: ;
+      endcase
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    le_q  <= le_d;
+    gll_q <= gll_d;
   end
   for (genvar l = 0; l < RowLanes; l++) begin : g_mask
     assign grp_mask[l] = (grp_k_q + 18'(l) < gh_q);
@@ -1248,7 +1301,7 @@ module sequencer #(
                 if (rowo_q) begin  // row order: the groups of a chain, then the next chain
                   gc_d = gc_q;
                   gl_d = gl_q + 1'b1;
-                  if (32'(gl_q) == Lines - 1) begin
+                  if (gll_q) begin
                     gc_d = gc_q + 1'b1;
                     gl_d = '0;
                   end
@@ -1789,6 +1842,9 @@ module sequencer #(
       assert (!(state_q == S_RUN && is_bw) || (grp_k_q == kw_q + grp_pe && lw_q == (w_q + 1 == rows_q) &&
                                                lw2_q == (w_q + 2 == rows_q)))
       else $error("sequencer: registered grid position differs from the wave counters");
+      assert (!(state_q == S_RUN && is_bw) || (le_q == (gc_q == (lw_q ? q_lm1_q : 16'(NumChains - 1))) &&
+                                               gll_q == (32'(gl_q) == Lines - 1)))
+      else $error("sequencer: registered line or grid end differs from gc and gl");
       // A command cannot complete in the cycle of a framing error (its words come first).
       assert (!(state_d == S_DONE && (xp_few || xp_many || dh_few || dh_many)))
       else $error("sequencer: a command completed in the cycle of a framing error");
