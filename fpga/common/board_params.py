@@ -75,7 +75,7 @@ def clock_estimate(md_path=CAPACITY_MD):
     if not m:
         raise InputError("%s has no 'N levels -> F MHz' sentence (regenerate it with `make synth`)" % md_path)
     doc_levels, doc_mhz = int(m.group(1)), float(m.group(2))
-    if doc_levels != levels or abs(doc_mhz - round(mhz)) > 0.5:
+    if doc_levels != levels or abs(doc_mhz - round(mhz, 1)) > 0.05:
         raise InputError("%s says %d levels -> %g MHz, its inputs give %d levels -> %.3f MHz: the document is "
                          "stale (run `make synth`)" % (md_path, doc_levels, doc_mhz, levels, mhz))
     khz = int(math.floor(mhz * 1000.0))        # never claim more than the estimate

@@ -250,7 +250,7 @@ def render(inputs):
     L.append("  output registers). A DSP48E2 that Yosys leaves without its multiplier and")
     L.append("  output registers counts %d levels on every path through it (2.44 ns: the" % flow.DSP_LEVELS)
     L.append("  Virtex UltraScale+ data sheet DS923 gives 410 MHz at -2 for a multiply")
-    L.append("  without pipeline registers). %d levels -> %.0f MHz." % (inputs["levels"], f_est))
+    L.append("  without pipeline registers). %d levels -> %.1f MHz." % (inputs["levels"], f_est))
     L.append("")
     L.append("## Result")
     L.append("")
