@@ -102,6 +102,7 @@ module loader #(
   logic [15:0]             hm1_q, hm1_d;          // H - 1: the last column / bias unit
   logic [17:0]             rm1_q, rm1_d;          // R - 1: the last local row
   logic [CW-1:0]           rh_q, rh_d;            // R*H: words per PE
+  logic [CW-1:0]           qh_q, qh_d;            // quo*H, kept by adds beside quo (no multiplier)
   logic [7:0]              drain_q, drain_d;
   // Position in the stream.
   logic                    in_bias_q, in_bias_d;   // past U: b_hh sub-beats
@@ -184,6 +185,7 @@ module loader #(
     rm1_d      = rm1_q;
     frame_err  = 1'b0;
     rh_d       = rh_q;
+    qh_d       = qh_q;
     drain_d    = (drain_q != 0) ? drain_q - 1 : drain_q;
     in_bias_d  = in_bias_q;
     lr_d       = lr_q;
@@ -235,6 +237,7 @@ module loader #(
         gh_d    = (cell_q == engine_pkg::CELL_GRU) ? 18'(hid_q) * 18'd3 : 18'(hid_q) * 18'd4;
         rem_d   = (cell_q == engine_pkg::CELL_GRU) ? 18'(hid_q) * 18'd3 : 18'(hid_q) * 18'd4;
         quo_d   = '0;
+        qh_d    = '0;
         hm1_d   = hid_q - 1'b1;
         state_d = L_DIVIDE;
         if (engine_pkg::layer_error(bank_in_q, NumBanks, cell_q, hid_q, MaxHidden) != engine_pkg::ERR_NONE) begin
@@ -248,9 +251,10 @@ module loader #(
         if (32'(rem_q) >= NumPe) begin
           rem_d = rem_q - 18'(NumPe);
           quo_d = quo_q + 18'd1;
+          qh_d  = qh_q + CW'(hid_q);
         end else begin
           rm1_d   = quo_q + 18'(rem_q != 0) - 1'b1;
-          rh_d    = (CW'(quo_q) + CW'(rem_q != 0)) * CW'(hid_q);
+          rh_d    = qh_q + ((rem_q != 0) ? CW'(hid_q) : '0);  // (quo + (rem != 0)) * H
           state_d = L_CHECK;
         end
       end
@@ -435,6 +439,7 @@ module loader #(
     hm1_q      <= hm1_d;
     rm1_q      <= rm1_d;
     rh_q       <= rh_d;
+    qh_q       <= qh_d;
     in_bias_q  <= in_bias_d;
     lr_q       <= lr_d;
     c_q        <= c_d;
@@ -478,6 +483,10 @@ module loader #(
     if (!rst_i) begin
       assert (state_q != L_RUN || c_end_q == (c_q == hm1_q))
       else $error("loader: the registered last-column flag differs from c == H - 1");
+      assert (state_q != L_DIVIDE || qh_q == CW'(quo_q) * CW'(hid_q))
+      else $error("loader: quo * H kept by adds differs from the product");
+      assert (state_q != L_CHECK || rh_q == (CW'(rm1_q) + 1'b1) * CW'(hid_q))
+      else $error("loader: R * H differs from the product");
     end
   end
 `endif
