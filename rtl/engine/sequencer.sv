@@ -258,6 +258,7 @@ module sequencer #(
   logic [15:0]   s_red_q, s_red_d;    // last wave -> REDUCE, less its span
   logic [15:0]   s_ared_q, s_ared_d;  // REDUCE -> next wave
   logic [15:0]   wait_cfg_q, wait_cfg_d;
+  logic          wait_cfg_z_q, wait_cfg_z_d;  // wait_cfg_q == 0, registered beside it (S_CFGWAIT)
 
   // The finished FORWARDs a BACKWARD may match (engine_pkg::FW_RECORDS of
   // them): each one's key (cell, H, B, T, store base, bank, lengths) and its
@@ -290,7 +291,7 @@ module sequencer #(
   assign running = (state_q == S_STATE) || (state_q == S_RUN) || (state_q == S_DRAIN);
   // The last set-up cycle: counters, flags and the prefetch start for the run.
   logic run_start;
-  assign run_start = (state_q == S_CFGWAIT) && (wait_cfg_q == 0);
+  assign run_start = (state_q == S_CFGWAIT) && wait_cfg_z_q;
 
   logic [CW-1:0] hid_cw;
   assign hid_cw = CW'(hid_q);
@@ -914,6 +915,7 @@ module sequencer #(
     s_red_d    = s_red_q;
     s_ared_d   = s_ared_q;
     wait_cfg_d = wait_cfg_q;
+    wait_cfg_z_d = wait_cfg_z_q;
     bank_d     = bank_q;
     // The LOAD seen at acceptance, as long as it runs (a later one came later).
     after_load_d = after_load_q && load_busy_i && (load_bank_i == BankWidth'(bank_q));
@@ -1101,6 +1103,7 @@ module sequencer #(
         s_ared_d   = 16'(engine_pkg::bw_after_reduce_skew(32'(hid_q), 32'(skew_next_q), Lm, La, 32'(red_gap_q),
                                                           RedAdder != 0));
         wait_cfg_d = 16'(engine_pkg::cfg_settle_cycles(NumPe, NumChains));
+        wait_cfg_z_d = (engine_pkg::cfg_settle_cycles(NumPe, NumChains) == 0);
         uend_d     = is_bw ? tbh_q + bh_q : tbh_q;
         xpw_d      = (XpWords > 1) ? tbh_q : (is_gru ? (tbh_q << 1) + tbh_q : tbh_q << 2);
         state_d    = S_CFGWAIT;
@@ -1145,8 +1148,9 @@ module sequencer #(
 
       // Let the configuration reach every PE; set up the run.
       S_CFGWAIT: begin
-        wait_cfg_d = wait_cfg_q - 1'b1;
-        if (wait_cfg_q == 0) begin
+        wait_cfg_d   = wait_cfg_q - 1'b1;
+        wait_cfg_z_d = (wait_cfg_q == 16'd1);
+        if (wait_cfg_z_q) begin
           start_o    = 1'b1;
           n_d        = '0;
           b_d        = '0;
@@ -1649,6 +1653,7 @@ module sequencer #(
     s_red_q    <= s_red_d;
     s_ared_q   <= s_ared_d;
     wait_cfg_q <= wait_cfg_d;
+    wait_cfg_z_q <= wait_cfg_z_d;
     bank_q     <= bank_d;
     after_load_q <= after_load_d;
     bank_base_q <= bank_base_d;
@@ -1824,6 +1829,8 @@ module sequencer #(
     if (!rst_i) begin
       assert (!(state_q == S_LENGTHS && bat_q != 0 && 32'(bat_q) <= MaxBatch) || b_q < bat_q)
       else $error("sequencer: S_LENGTHS beyond the batch (its end compares BWidth bits)");
+      assert (state_q != S_CFGWAIT || wait_cfg_z_q == (wait_cfg_q == 0))
+      else $error("sequencer: the registered settle-count zero flag differs from the count");
     end
   end
   always_ff @(posedge clk_i) begin

@@ -6,14 +6,17 @@
 // order in the store, so each block starts (its size) below the previous one.
 // One request per cycle, none lost between blocks.
 //
-// Timing: a request decides from registers only. The next two blocks' sizes
-// and the next block's first record are kept ahead in registers; a block
-// size is k * H for k running sequences, picked from a table of k * H
-// (k = 0..MaxBatch) refreshed every cycle from H by shifts and adds (no
-// multiplier). The first two sizes are computed every cycle from the
-// command's lengths, which hold still from the sequencer's set-up on (three
-// cycles and more before the start); a simulation check compares every
-// block's size with the product.
+// Timing: a request decides from registers only: whether records are left,
+// credits free and the block open are flags kept beside their counters
+// (each next value picked by the request from a compare on the registers).
+// The next two blocks' sizes and the next block's first record are kept
+// ahead in registers; a block size is k * H for k running sequences, picked
+// from a table of k * H (k = 0..MaxBatch) refreshed every cycle from H by
+// shifts and adds (no multiplier). The first two sizes are computed every
+// cycle in two registered stages (running counts, then the table's entry)
+// from the command's H and lengths, which hold still from the sequencer's
+// set-up on (three cycles and more before the start); a simulation check
+// compares every block's size with the product.
 `default_nettype none
 
 module store_prefetch #(
@@ -46,6 +49,10 @@ module store_prefetch #(
   logic [CW-1:0] blk_q, blk_d;        // size of the next block
   logic [CW-1:0] nblk_q, nblk_d;      // size of the block after it
   logic [15:0]   t2_q, t2_d;          // time step of the block after that
+  // left_q != 0, left_q == 1, credit_q != 0, in_blk_q != 0, registered.
+  logic          left_nz_q, left_nz_d, left_one_q, left_one_d, credit_nz_q, credit_nz_d;
+  logic          in_blk_nz_q, in_blk_nz_d;
+  logic          req_fire;
 
   // k * H for k = 0..MaxBatch: H shifted by each set bit of k, summed.
   logic [(MaxBatch+1)*CW-1:0] kh_q, kh_d;
@@ -92,44 +99,65 @@ module store_prefetch #(
     .mask_o   (mask_t2),
     .count_o  (run_t2)
   );
-  logic [CW-1:0] first_blk_q, second_blk_q;  // sizes at maxlen - 1 and maxlen - 2
+  // Sizes at maxlen - 1 and maxlen - 2, in two registered stages: the
+  // running counts, then the table's entries.
+  logic [15:0]   run_m1_q, run_m2_q;
+  logic [CW-1:0] first_blk_q, second_blk_q;
   always_ff @(posedge clk_i) begin
     kh_q         <= kh_d;
-    first_blk_q  <= block_size(run_m1, kh_q);
-    second_blk_q <= block_size(run_m2, kh_q);
+    run_m1_q     <= run_m1;
+    run_m2_q     <= run_m2;
+    first_blk_q  <= block_size(run_m1_q, kh_q);
+    second_blk_q <= block_size(run_m2_q, kh_q);
   end
 
-  assign req_valid_o = enable_i && (left_q != 0) && (credit_q != 0);
-  assign req_addr_o  = base_i + MemAddrWidth'(((in_blk_q != 0) ? idx_q : open_q) << 5);
+  assign req_valid_o = enable_i && left_nz_q && credit_nz_q;
+  assign req_addr_o  = base_i + MemAddrWidth'((in_blk_nz_q ? idx_q : open_q) << 5);
+  assign req_fire    = req_valid_o && req_ready_i;
 
   always_comb begin
-    left_d   = left_q;
-    credit_d = credit_q + CW'(rec_pop_i);
-    in_blk_d = in_blk_q;
-    idx_d    = idx_q;
-    open_d   = open_q;
-    blk_d    = blk_q;
-    nblk_d   = nblk_q;
-    t2_d     = t2_q;
-    if (req_valid_o && req_ready_i) begin
-      left_d   = left_q - 1;
-      credit_d = credit_d - 1;
-      if (in_blk_q != 0) begin
-        idx_d    = idx_q + 1;
-        in_blk_d = in_blk_q - 1;
+    left_d      = left_q;
+    credit_d    = credit_q + CW'(rec_pop_i);
+    in_blk_d    = in_blk_q;
+    idx_d       = idx_q;
+    open_d      = open_q;
+    blk_d       = blk_q;
+    nblk_d      = nblk_q;
+    t2_d        = t2_q;
+    left_nz_d   = left_nz_q;
+    left_one_d  = left_one_q;
+    in_blk_nz_d = in_blk_nz_q;
+    // A pop alone leaves credits; a request alone leaves none from one.
+    if (rec_pop_i && !req_fire)      credit_nz_d = 1'b1;
+    else if (req_fire && !rec_pop_i) credit_nz_d = (credit_q != 1);
+    else                             credit_nz_d = credit_nz_q;
+    if (req_fire) begin
+      left_d      = left_q - 1;
+      left_nz_d   = !left_one_q;
+      left_one_d  = (left_q == 2);
+      credit_d    = credit_d - 1;
+      if (in_blk_nz_q) begin
+        idx_d       = idx_q + 1;
+        in_blk_d    = in_blk_q - 1;
+        in_blk_nz_d = (in_blk_q != 1);
       end else begin  // open the next block; the one after it comes into view
-        idx_d    = open_q + 1;
-        in_blk_d = blk_q - 1;
-        open_d   = open_q - nblk_q;
-        blk_d    = nblk_q;
-        nblk_d   = block_size(run_t2, kh_q);
-        t2_d     = t2_q - 1'b1;
+        idx_d       = open_q + 1;
+        in_blk_d    = blk_q - 1;
+        in_blk_nz_d = (blk_q != 1);
+        open_d      = open_q - nblk_q;
+        blk_d       = nblk_q;
+        nblk_d      = block_size(run_t2, kh_q);
+        t2_d        = t2_q - 1'b1;
       end
     end
     if (start_i) begin
-      left_d   = records_i;
-      credit_d = CW'(FifoDepth);
-      in_blk_d = '0;
+      left_d      = records_i;
+      left_nz_d   = (records_i != 0);
+      left_one_d  = (records_i == 1);
+      credit_d    = CW'(FifoDepth);
+      credit_nz_d = (FifoDepth != 0);
+      in_blk_d    = '0;
+      in_blk_nz_d = 1'b0;
       open_d   = records_i - first_blk_q;
       blk_d    = first_blk_q;
       nblk_d   = second_blk_q;
@@ -138,11 +166,20 @@ module store_prefetch #(
   end
 
   always_ff @(posedge clk_i) begin
-    if (rst_i) left_q <= '0;
-    else       left_q <= left_d;
+    if (rst_i) begin
+      left_q     <= '0;
+      left_nz_q  <= 1'b0;
+      left_one_q <= 1'b0;
+    end else begin
+      left_q     <= left_d;
+      left_nz_q  <= left_nz_d;
+      left_one_q <= left_one_d;
+    end
   end
   always_ff @(posedge clk_i) begin
-    credit_q <= credit_d;
+    credit_q    <= credit_d;
+    credit_nz_q <= credit_nz_d;
+    in_blk_nz_q <= in_blk_nz_d;
     in_blk_q <= in_blk_d;
     idx_q    <= idx_d;
     open_q   <= open_d;
@@ -166,6 +203,17 @@ module store_prefetch #(
     .mask_o   (chk_mask),
     .count_o  (chk_running)
   );
+  logic chk_started_q;  // the credit and block counters hold a command's values
+  always_ff @(posedge clk_i) begin
+    if (rst_i) chk_started_q <= 1'b0;
+    else if (start_i) chk_started_q <= 1'b1;
+    if (!rst_i) begin
+      assert (left_nz_q == (left_q != 0) && left_one_q == (left_q == 1))
+      else $error("store_prefetch: registered left flags differ from the count");
+      assert (!chk_started_q || (credit_nz_q == (credit_q != 0) && in_blk_nz_q == (in_blk_q != 0)))
+      else $error("store_prefetch: registered credit or block flags differ from the counts");
+    end
+  end
   always_ff @(posedge clk_i) begin
     if (start_i) chk_t_q <= maxlen_i - 16'd1;
     else if (req_valid_o && req_ready_i && in_blk_q == 0) chk_t_q <= chk_t_q - 16'd1;
