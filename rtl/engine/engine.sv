@@ -780,9 +780,9 @@ module engine #(
   logic                  outst_nz_q, outst_nz_d;  // outst_q != 0, registered (asserted)
   logic req_fire, rsp_fire, rsp_stale, flush_q;
   assign req_fire  = mem_req_valid_o && mem_req_ready_i;
-  assign rsp_stale = (stale_q != '0) || (outst_q == '0);
+  assign rsp_stale = (stale_q != '0) || !outst_nz_q;
   assign outst_full = &outst_q;
-  assign rsp_fire  = mem_rsp_valid_i && mem_rsp_ready_o && (outst_q != '0);
+  assign rsp_fire  = mem_rsp_valid_i && mem_rsp_ready_o && outst_nz_q;
   assign outst_d   = outst_q + OutstWidth'(req_fire) - OutstWidth'(rsp_fire);
   // outst_d != 0 without its add: a request alone makes it non-zero, a
   // response alone leaves it non-zero unless it was 1; the request (the

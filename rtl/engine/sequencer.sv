@@ -518,7 +518,7 @@ module sequencer #(
   logic        le_q, le_d, gll_q, gll_d;
   logic [15:0] q_lm2_r;                  // q_last - 2: gc + 1 == q_last - 1 <=> gc == q_last - 2
   logic        q_one_r;                  // q_last == 1: the last wave's line ends at gc = 0
-  logic        le_next, le_first, le_first_clear;
+  logic        le_next, gll_pen;
   logic        lw2_q, lw2_d;             // the next wave is the last (w + 2 == R): lw_d's
                                          // candidate at a wave move, so lw_d is a 2:1 pick
   logic [17:0] grp_k_q, grp_k_d, line_k_q, line_k_d;
@@ -645,23 +645,37 @@ module sequencer #(
     lw2_d    = lw2_q;
     grp_k_d  = grp_k_q;
     line_k_d = line_k_q;
+    le_d     = le_q;
+    gll_d    = gll_q;
     if (grid_clear) begin
       lw_d     = (rows_q == 18'd1);
       lw2_d    = (rows_q == 18'd2);
       grp_k_d  = '0;
       line_k_d = '0;
+      le_d     = (rows_q == 18'd1) ? q_one_r : (NumChains == 1);
+      gll_d    = (Lines == 1);
     end else begin
       unique case (grid_move)
-        2'd1: grp_k_d = k_next;
+        2'd1: begin
+          grp_k_d = k_next;
+          // Grid order: the next chain. Row order: the chain's next group,
+          // or after its last line the next chain's first.
+          if (!rowo_q || gll_q) le_d = le_next;
+          if (rowo_q) gll_d = gll_q ? (Lines == 1) : gll_pen;
+        end
         2'd2: begin
           grp_k_d  = k_line;
           line_k_d = k_line;
+          le_d     = lw_q ? q_one_r : (NumChains == 1);
+          gll_d    = gll_pen;
         end
         2'd3: begin
           lw_d     = lw2_q;
           lw2_d    = (w_q + 18'd3 == rows_q);
           grp_k_d  = k_wave;
           line_k_d = k_wave;
+          le_d     = lw2_q ? q_one_r : (NumChains == 1);
+          gll_d    = (Lines == 1);
         end
         default: ;
       endcase
@@ -674,40 +688,10 @@ module sequencer #(
     q_one_r <= (q_lm1_q == 0);
   end
   // gc + 1 ends the line (grid order, or a row-order chain move); gc = 0
-  // ends it (a new line or wave: the wave's chain count is one).
-  assign le_next        = (gc_q == (lw_q ? q_lm2_r : 16'(NumChains - 2)));
-  assign le_first       = lw_q ? q_one_r : (NumChains == 1);
-  assign le_first_clear = (rows_q == 18'd1) ? q_one_r : (NumChains == 1);
-  always_comb begin
-    le_d  = le_q;
-    gll_d = gll_q;
-    if (grid_clear) begin
-      le_d  = le_first_clear;
-      gll_d = (Lines == 1);
-    end else begin
-      unique case (grid_move)
-        2'd1: begin
-          if (!rowo_q) begin
-            le_d = le_next;
-          end else if (gll_q) begin  // row order: the next chain's first group
-            le_d  = le_next;
-            gll_d = (Lines == 1);
-          end else begin             // row order: the chain's next group
-            gll_d = (32'(gl_q) == Lines - 2);
-          end
-        end
-        2'd2: begin
-          le_d  = le_first;
-          gll_d = (32'(gl_q) == Lines - 2);
-        end
-        2'd3: begin
-          le_d  = lw2_q ? q_one_r : (NumChains == 1);
-          gll_d = (Lines == 1);
-        end
-        default: ;
-      endcase
-    end
-  end
+  // ends it (a new line or wave) where that wave reaches one chain; gl + 1
+  // is the grid's last line where gl is the last but one.
+  assign le_next = (gc_q == (lw_q ? q_lm2_r : 16'(NumChains - 2)));
+  assign gll_pen = (32'(gl_q) == Lines - 2);
   always_ff @(posedge clk_i) begin
     le_q  <= le_d;
     gll_q <= gll_d;
