@@ -491,16 +491,19 @@ BLOCKS.update({
                  "quick": False, "optional": True,
                  "mems": ACT_MEMS + [(r".*", {"bram", "uram", "lutram", "ff"})],
                  "dsp": None, "eq": ACT_UNIT_EQ,
-                 "doc": "activation unit alone (opt-in, --large; the default flow reports the "
-                        "engine's act_unit in context)"},
+                 "doc": "activation unit alone (opt-in, --large)"},
     "sequencer": {"top": "sequencer", "params": SEQ_P4, "quick": False, "optional": True, "mems": [],
                   "dsp": None, "eq": SEQ_EQ,
-                  "doc": "the engine P4's sequencer alone, as the engine block maps it (its own ABC run): "
-                         "its depth and ABC budget in minutes, opt-in (--large)"},
+                  "doc": "the engine P4's sequencer alone (its own ABC run): its depth and ABC budget "
+                         "in minutes, opt-in (--large)"},
     "engine": {"top": "engine", "params": dict(P4), "quick": False, "slow": 2, "mems": ENGINE_MEMS,
                "dsp": None,
                "eq": ENGINE_EQ, "num_pe": P4["NumPe"], "chain_prefix": "u_chain.",
-               "submodules": ["act_unit", "sequencer"],
+               # Flat, one ABC run: a path that crosses the sequencer, the
+               # activation unit and the engine's glue is mapped whole (kept
+               # as hierarchy, each module was mapped with its inputs at time
+               # 0 and such paths came out 1-2 levels deeper; decisions.md,
+               # "ABC's wire delay set to the clock rule").
                "doc": "recurrent engine P4 (4 PEs)"},
     "engine_p16": {"top": "engine", "params": dict(P16), "quick": False, "slow": 2, "optional": True,
                    "mems": ENGINE_MEMS, "dsp": None, "eq": ENGINE_EQ, "num_pe": P16["NumPe"],

@@ -333,9 +333,11 @@ def inputs_from_report(report):
                  "DSP": math.ceil(jres["DSP48E2"] / n_join)}
     csrc = "chain_join of %d chains, %d lanes, / %d" % (blocks.JOIN_CHAINS, blocks.JOIN_LANES, n_join)
     # The engine and the shell share one clock: its estimate is the worst
-    # path over the engine, the PE chain and every shell part synthesized.
+    # path over the engine, the PE chain, the chained structure a board
+    # builds (chains, broadcast and join trees) and every shell part
+    # synthesized.
     levels, lsrc, seen = 0, "", []
-    for name in ("engine", "pe_chain") + tuple(blocks.SHELL_PARTS) + ("farnn_core",):
+    for name in ("engine", "pe_chain", "pe_chain_p16", "chain_join") + tuple(blocks.SHELL_PARTS) + ("farnn_core",):
         if name in by and by[name].get("depth", {}).get("reg_to_reg"):
             seen.append(name)
             lv = by[name]["depth"]["reg_to_reg"]["lut_levels"]

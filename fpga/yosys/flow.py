@@ -72,6 +72,10 @@ def yosys_script(top, params, workdir, keep=()):
     # own carry out: a structural combinational loop (seen in fp_add's
     # magnitude compare; its netlist does not settle in simulation).
     opts = "-family xcup -flatten -noiopad -noclkbuf -abc9 -top %s" % top
+    # ABC's wire delay into a LUT input (ABC_WIRE_PS, below): the clock
+    # estimate counts LUT levels, so ABC maps with a level costing what it
+    # costs there and carries almost free.
+    s.append("scratchpad -set synth_xilinx.abc9.W %d" % ABC_WIRE_PS)
     s.append("synth_xilinx %s -run begin:coarse" % opts)
     s.append("tee -q -o %s stat" % os.path.join(workdir, "stat_premap.txt"))
     s.append("tee -q -o %s dump t:$mul" % os.path.join(workdir, "softmul.il"))
@@ -93,6 +97,11 @@ def yosys_script(top, params, workdir, keep=()):
 
 def run_yosys(top, params, workdir, keep=()):
     os.makedirs(workdir, exist_ok=True)
+    # A per-module netlist from an earlier run that kept hierarchy would be
+    # read as this run's (abc_budgets).
+    hier = os.path.join(workdir, "netlist_hier.json")
+    if os.path.exists(hier):
+        os.remove(hier)
     script = yosys_script(top, params, workdir, keep)
     ys = os.path.join(workdir, "synth.ys")
     with open(ys, "w") as f:
@@ -504,12 +513,17 @@ def depth_analysis(mod, start_bits=None, end_filter=None):
 # has none of its own), then recovers area on every path up to the slowest
 # one: that path's delay is the budget the LUT levels of all the others may
 # grow into. The figures below are Yosys' own (share/yosys/xilinx/cells_sim.v
-# specify blocks; `&if -W 300` in the log): a LUT's delay by input pin, the
-# fastest pin on the latest input as ABC assigns them, 300 ps of wire into
-# every LUT input, the CARRY4 arcs, MUXF7/MUXF8. DSP48E2, LUT-RAM (RAM32M16,
-# RAM64M8), SRLs, block RAM and flip-flops carry no timing for ABC: they end
-# and start paths at 0 ps.
-ABC_WIRE_PS = 300
+# specify blocks): a LUT's delay by input pin, the fastest pin on the latest
+# input as ABC assigns them, the CARRY4 arcs, MUXF7/MUXF8; plus the wire into
+# every LUT input, which the flow sets (`&if -W 1000` in the log) where
+# synth_xilinx's default is 300 ps: at 300 ps a LUT level cost ABC 427-942 ps
+# against 36-271 ps for a CARRY4 arc, so its area recovery traded carries for
+# LUT levels that the clock estimate (0.5 ns a level, carries free) counts;
+# at 1,000 ps a level costs ABC what it costs the estimate, relative to a
+# carry (docs/decisions.md, "ABC's wire delay set to the clock rule").
+# DSP48E2, LUT-RAM (RAM32M16, RAM64M8), SRLs, block RAM and flip-flops carry
+# no timing for ABC: they end and start paths at 0 ps.
+ABC_WIRE_PS = 1000
 ABC_LUT_PIN_PS = [127, 238, 407, 472, 631, 642]  # fastest pin first (I_{k-1} .. I0 of a LUTk)
 ABC_MUXF_PS = {"MUXF7": {"I0": 217, "I1": 223, "S": 296}, "MUXF8": {"I0": 104, "I1": 94, "S": 273}}
 ABC_FF_SETUP_PS = {"D": 0, "CE": 109, "R": 404, "S": 404}

@@ -399,7 +399,8 @@ def write_report(outdir, recs, summ, total_s):
          "         path ends; a DSP48E2 without MREG and PREG counts %d levels on every path through it);" % flow.DSP_LEVELS,
          "ext = Vivado-style levels (LUT, MUXF and CARRY8 each count one);",
          "ABC budget = per module ABC maps, its slowest path in the xc7 delays ABC maps with (Yosys'",
-         "         specify figures, 300 ps a LUT input), from the final netlist: &if's area recovery may",
+         "         specify figures, %d ps of wire a LUT input), from the final netlist: &if's area recovery may"
+         % flow.ABC_WIRE_PS,
          "         deepen every other path up to ABC's own figure for the run, &mfs after it further.", ""]
     for r in recs:
         L.append("%-14s %-9s %s" % (r["block"], r.get("status", "?"),
