@@ -517,8 +517,9 @@ def depth_analysis(mod, start_bits=None, end_filter=None):
 # input as ABC assigns them, the CARRY4 arcs, MUXF7/MUXF8; plus the wire into
 # every LUT input, which the flow sets (`&if -W 1000` in the log) where
 # synth_xilinx's default is 300 ps: at 300 ps a LUT level cost ABC 427-942 ps
-# against 36-271 ps for a CARRY4 arc, so its area recovery traded carries for
-# LUT levels that the clock estimate (0.5 ns a level, carries free) counts;
+# against 114 ps for four bits of carry (CI -> CO[3]), so its area recovery
+# traded carries for LUT levels, which the clock estimate (0.5 ns a level,
+# carries free) counts;
 # at 1,000 ps a level costs ABC what it costs the estimate, relative to a
 # carry (docs/decisions.md, "ABC's wire delay set to the clock rule").
 # DSP48E2, LUT-RAM (RAM32M16, RAM64M8), SRLs, block RAM and flip-flops carry
