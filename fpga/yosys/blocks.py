@@ -527,7 +527,7 @@ BLOCKS.update({
 #
 # The whole core (`farnn_core`, engine P4 inside) is opt-in (--large): Yosys
 # takes ~10 min on it and the netlist simulation 10-14 min to build (2
-# cores), which would more than double `make synth` (~19 min). The default run
+# cores), which would more than double `make synth` (~22 min). The default run
 # synthesizes the shell's parts on their own (9 blocks, ~4.5 min with their
 # equivalence checks), at the parameters farnn_core gives them, and the
 # report's "shell parts total" adds them up at their counts in farnn_core
