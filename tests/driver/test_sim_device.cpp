@@ -526,7 +526,11 @@ TEST(SimDevice, ADeviceLeftMidCommandIsResetByTheNextOpen) {
   BufferPtr h = dev1->alloc(S * H, Access::kWrite, "h");
   dev1->load(0, s, {w}, {b});
   dev1->forward({s, 0, {xp}, {}, {h}, {}, dev1->alloc_gate_store(s)});
-  card->wait_interrupt(0, std::chrono::microseconds(30));  // the card is mid-command
+  // The card is mid-command after 2,000 core cycles (the FORWARD alone takes
+  // over 4,600), at whatever clock `make synth` estimates: a wait fixed in µs
+  // outlasted the whole command once the clock reached 200 MHz.
+  const double mid_us = 2000.0 / sim::synth_clock_mhz();
+  card->wait_interrupt(0, std::chrono::microseconds(static_cast<long>(mid_us) + 1));
   EXPECT_NE(card->read32(core_regs::kRegStatus) & core_regs::kStatusBusyMask, 0u);
   first->cut();
   // The next user opens the same card: it resets it and runs bit-exact.
