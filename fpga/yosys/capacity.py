@@ -337,7 +337,8 @@ def inputs_from_report(report):
     # builds (chains, broadcast and join trees) and every shell part
     # synthesized.
     levels, lsrc, seen = 0, "", []
-    for name in ("engine", "pe_chain", "pe_chain_p16", "chain_join") + tuple(blocks.SHELL_PARTS) + ("farnn_core",):
+    clocked = ("engine", "pe_chain", "pe_chain_p16", "chain_join") + tuple(blocks.SHELL_PARTS) + ("farnn_core",)
+    for name in clocked:
         if name in by and by[name].get("depth", {}).get("reg_to_reg"):
             seen.append(name)
             lv = by[name]["depth"]["reg_to_reg"]["lut_levels"]

@@ -519,9 +519,9 @@ def depth_analysis(mod, start_bits=None, end_filter=None):
 # synth_xilinx's default is 300 ps: at 300 ps a LUT level cost ABC 427-942 ps
 # against 114 ps for four bits of carry (CI -> CO[3]), so its area recovery
 # traded carries for LUT levels, which the clock estimate (0.5 ns a level,
-# carries free) counts;
-# at 1,000 ps a level costs ABC what it costs the estimate, relative to a
-# carry (docs/decisions.md, "ABC's wire delay set to the clock rule").
+# carries free) counts; at 1,000 ps a level costs ABC what it costs the
+# estimate, relative to a carry (docs/decisions.md, "ABC's wire delay set to
+# the clock rule").
 # DSP48E2, LUT-RAM (RAM32M16, RAM64M8), SRLs, block RAM and flip-flops carry
 # no timing for ABC: they end and start paths at 0 ps.
 ABC_WIRE_PS = 1000

@@ -4,8 +4,8 @@ LUTs count a level each, carry cells none, and a DSP48E2 without MREG and
 PREG counts flow.DSP_LEVELS on every path through it (a registered one ends
 and starts paths), a register path counted even where a path from an input
 is deeper; and the delays of flow.abc_delay (ABC's budget): the flow's
-wire delay (flow.ABC_WIRE_PS) and a pin delay a LUT, the latest input on the fastest pin, CARRY4 and
-MUXF arcs, untimed cells (DSP, submodule instances) ending and starting paths,
+wire delay (flow.ABC_WIRE_PS) and a pin delay a LUT, the latest input on
+the fastest pin, CARRY4 and MUXF arcs, untimed cells (DSP, submodule instances) ending and starting paths,
 and the FF setup figures. Exit status 0 when every case measures what the
 rule says.
 """

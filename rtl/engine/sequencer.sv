@@ -1087,7 +1087,7 @@ module sequencer #(
         s_ared_d   = 16'(engine_pkg::bw_after_reduce_skew(32'(hid_q), 32'(skew_next_q), Lm, La, 32'(red_gap_q),
                                                           RedAdder != 0));
         wait_cfg_d = 16'(engine_pkg::cfg_settle_cycles(NumPe, NumChains));
-        wait_cfg_z_d = (engine_pkg::cfg_settle_cycles(NumPe, NumChains) == 0);
+        wait_cfg_z_d = (wait_cfg_d == 0);
         uend_d     = is_bw ? tbh_q + bh_q : tbh_q;
         xpw_d      = (XpWords > 1) ? tbh_q : (is_gru ? (tbh_q << 1) + tbh_q : tbh_q << 2);
         state_d    = S_CFGWAIT;

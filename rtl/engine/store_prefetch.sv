@@ -216,8 +216,8 @@ module store_prefetch #(
   end
   always_ff @(posedge clk_i) begin
     if (start_i) chk_t_q <= maxlen_i - 16'd1;
-    else if (req_valid_o && req_ready_i && in_blk_q == 0) chk_t_q <= chk_t_q - 16'd1;
-    if (!rst_i && !start_i && req_valid_o && req_ready_i && in_blk_q == 0) begin
+    else if (req_fire && in_blk_q == 0) chk_t_q <= chk_t_q - 16'd1;
+    if (!rst_i && !start_i && req_fire && in_blk_q == 0) begin
       assert (blk_q == CW'(chk_running) * CW'(hidden_i) && chk_mask != '0)
       else $error("store_prefetch: block of %0d records at t = %0d, expected %0d x %0d", blk_q, chk_t_q,
                   chk_running, hidden_i);
