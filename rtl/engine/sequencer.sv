@@ -1045,13 +1045,15 @@ module sequencer #(
           rem_d = rem_q - 18'(NumPe);
           quo_d = quo_q + 18'd1;
         end else begin
+          // R leaves the division registered, so that R*H (S_DERIVE) starts
+          // its multiply from a register, not behind the remainder's compare.
+          rows_d  = quo_q + 18'(rem_q != 0);
           state_d = S_DERIVE;
         end
       end
 
       S_DERIVE: begin
-        rows_d   = quo_q + 18'(rem_q != 0);
-        rh_d     = (CW'(quo_q) + CW'(rem_q != 0)) * hid_cw;
+        rh_d     = CW'(rows_q) * hid_cw;
         bh_d     = CW'(bat_q) * hid_cw;
         tbh_d    = tb_q * hid_cw;
         bytes_d  = (CW + 6)'(tb_q * hid_cw) << 5;
