@@ -76,6 +76,12 @@ def yosys_script(top, params, workdir, keep=()):
     # estimate counts LUT levels, so ABC maps with a level costing what it
     # costs there and carries almost free.
     s.append("scratchpad -set synth_xilinx.abc9.W %d" % ABC_WIRE_PS)
+    # ABC's `&mfs` pass (don't-care resynthesis after `&if`) bounds a node's
+    # level only between boxes (carry chains), so it may add LUT levels in
+    # front of a carry chain that `&if` had mapped within its delay: on the
+    # flat engine it took two PEs' adder alignment from 6 levels to 8 for
+    # under 1 % of the LUTs (docs/decisions.md, "`&mfs` off").
+    s.append("scratchpad -set abc9.nomfs 1")
     s.append("synth_xilinx %s -run begin:coarse" % opts)
     s.append("tee -q -o %s stat" % os.path.join(workdir, "stat_premap.txt"))
     s.append("tee -q -o %s dump t:$mul" % os.path.join(workdir, "softmul.il"))
@@ -637,7 +643,7 @@ def module_name(name):
 
 
 def abc_reported_delays(workdir):
-    """ABC's own delay (ps) after `&if`, before `&mfs`, per ABC run in
+    """ABC's own delay (ps) after `&if` (the flow runs no `&mfs`), per ABC run in
     yosys.log: [(module, ps)]."""
     p = os.path.join(workdir, "yosys.log")
     if not os.path.exists(p):

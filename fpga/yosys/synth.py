@@ -401,7 +401,7 @@ def write_report(outdir, recs, summ, total_s):
          "ABC budget = per module ABC maps, its slowest path in the xc7 delays ABC maps with (Yosys'",
          "         specify figures, %d ps of wire a LUT input), from the final netlist: &if's area recovery may"
          % flow.ABC_WIRE_PS,
-         "         deepen every other path up to ABC's own figure for the run, &mfs after it further.", ""]
+         "         deepen every other path up to ABC's own figure for the run (&mfs is off).", ""]
     for r in recs:
         L.append("%-14s %-9s %s" % (r["block"], r.get("status", "?"),
                                     " ".join("%s=%s" % kv for kv in r["params"].items())))
