@@ -12,14 +12,14 @@
 //   300 MHz default_300mhz_clk1 ── clk_core (MMCM) ─ core clock, at the `make synth` estimate
 //
 // Clock domains: axi_aclk (PCIe, 250 MHz), c0_ddr4_ui_clk (DDR, 300 MHz) and the
-// core clock (the estimate in docs/capacity.md, 200.0 MHz for 8 LUT levels);
+// core clock (the estimate in docs/capacity.md, 222.2 MHz for 7 LUT levels);
 // only the AXI clock converters and the XPM macros cross between them.
 // Resets: the core runs only while the PCIe link is up (XDMA axi_aresetn), the
 // DDR4 controller is calibrated and the MMCM is locked; each domain sees the
 // other domains' readiness through a synchronizer, so both sides of every clock
 // converter are reset together. PERST# also resets the DDR4 controller.
 // LEDs (active high assumed): 0 PCIe link up, 1 DDR4 calibrated, 2 blinks
-// (a period of 2^27 core cycles: ~1.49 Hz at 200 MHz) while the core clock runs and the core is out of reset.
+// (a period of 2^27 core cycles: ~1.66 Hz at 222.2 MHz) while the core clock runs and the core is out of reset.
 //
 // farnn_core parameters: the capacity model's BRAM design point for the Alveo
 // U250 (docs/capacity.md; fpga/common/board_params.py turns it into parameters
