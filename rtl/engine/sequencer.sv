@@ -1066,9 +1066,10 @@ module sequencer #(
 
       // The products (S_DERIVE) are compared here; S_CHECK reads the results.
       // The spacing rules (engine_pkg, "The sequencer's spacing rules") take
-      // two cycles: here their terms from R and the last wave's chains as
-      // S_DERIVE registered them (the sums a row, the reduce gap, the last
-      // wave's span, the next wave's skew), in S_CHECK the rules from those.
+      // two cycles: here their terms from R (registered as the division
+      // ended) and the last wave's chains as S_DERIVE registered them (the
+      // sums a row, the reduce gap, the last wave's span, the next wave's
+      // skew), in S_CHECK the rules from those.
       // The division's remainder, R's add, the terms and the rules' compares
       // would otherwise be one path of carry chains in series.
       S_PRODUCT: begin
