@@ -582,9 +582,14 @@ module pe #(
   logic [WaitWidth-1:0] job_wait;                 // its wait to row 0's slot, from the cycle after
   logic                 pend_q, pend_d;           // a second job waits
   logic [WaitWidth-1:0] pend_wait_q, pend_wait_d; // its wait, counting
+  // The counters' compares, registered beside them (each next value picked
+  // with its counter's), so that the drain's decision starts from flags:
+  // left_nz (rows left), left_one (the last row left), wait_z (its slot now;
+  // tracked while rows are left, the wait counter has no reset).
+  logic                 left_nz_q, left_nz_d, left_one_q, left_one_d, wait_z_q, wait_z_d;
 
-  assign drain_re = (drain_left_q != '0) && (drain_wait_q == '0);
-  assign job_free = (drain_left_q == '0) || (drain_left_q == RowsWidth'(1) && drain_re);
+  assign drain_re = left_nz_q && wait_z_q;
+  assign job_free = !left_nz_q || (left_one_q && drain_re);
   always_comb begin
     unique case (sums_q)
       2'd0:    job_wait = WaitWidth'(DrainDelay1 - 1 + PeIndex / ResLanes);
@@ -598,21 +603,31 @@ module pe #(
     drain_left_d = drain_left_q;
     drain_lr_d   = drain_lr_q;
     drain_wait_d = drain_wait_q;
+    left_nz_d    = left_nz_q;
+    left_one_d   = left_one_q;
+    wait_z_d     = wait_z_q;
     pend_d       = pend_q;
     pend_wait_d  = pend_wait_q - WaitWidth'(pend_q);
-    if (drain_left_q != '0) begin
-      if (drain_wait_q != '0) begin
+    if (left_nz_q) begin
+      if (!wait_z_q) begin
         drain_wait_d = drain_wait_q - 1'b1;
+        wait_z_d     = drain_wait_q == WaitWidth'(1);
       end else begin
         drain_left_d = drain_left_q - 1'b1;
         drain_lr_d   = drain_lr_q + 1'b1;
         drain_wait_d = WaitWidth'(DrainGap - 1);
+        left_nz_d    = !left_one_q;
+        left_one_d   = drain_left_q == RowsWidth'(2);
+        wait_z_d     = DrainGap == 1;
       end
     end
     if (job_free && pend_q) begin  // the waiting job takes over
       drain_left_d = rows_q;
       drain_lr_d   = '0;
       drain_wait_d = pend_wait_q - 1'b1;
+      left_nz_d    = rows_q != '0;
+      left_one_d   = rows_q == RowsWidth'(1);
+      wait_z_d     = pend_wait_q == WaitWidth'(1);
       pend_d       = 1'b0;
     end
     if (job_new_q) begin
@@ -620,6 +635,9 @@ module pe #(
         drain_left_d = rows_q;
         drain_lr_d   = '0;
         drain_wait_d = job_wait;
+        left_nz_d    = rows_q != '0;
+        left_one_d   = rows_q == RowsWidth'(1);
+        wait_z_d     = job_wait == '0;
       end else begin
         pend_d      = 1'b1;
         pend_wait_d = job_wait;
@@ -630,11 +648,15 @@ module pe #(
     if (rst_i) begin
       job_new_q    <= 1'b0;
       drain_left_q <= '0;
+      left_nz_q    <= 1'b0;
+      left_one_q   <= 1'b0;
       pend_q       <= 1'b0;
       inject_q     <= 1'b0;
     end else begin
       job_new_q    <= is_elem && tok_last_i;
       drain_left_q <= drain_left_d;
+      left_nz_q    <= left_nz_d;
+      left_one_q   <= left_one_d;
       pend_q       <= pend_d;
       inject_q     <= drain_re;
     end
@@ -642,6 +664,7 @@ module pe #(
   always_ff @(posedge clk_i) begin
     drain_lr_q   <= drain_lr_d;
     drain_wait_q <= drain_wait_d;
+    wait_z_q     <= wait_z_d;
     pend_wait_q  <= pend_wait_d;
   end
 
@@ -735,6 +758,9 @@ module pe #(
       assert (!(pend_q && pend_wait_q == '0))
       else $error("pe %0d: a waiting step's drain slot came before the previous drain finished",
                   PeIndex);
+      assert (left_nz_q == (drain_left_q != '0) && left_one_q == (drain_left_q == RowsWidth'(1)) &&
+              (!left_nz_q || wait_z_q == (drain_wait_q == '0)))
+      else $error("pe %0d: the drain's registered flags disagree with its counters", PeIndex);
       assert (!(is_reduce && gen_cnt_q != '0))
       else $error("pe %0d: REDUCE while the previous one's partials are still leaving", PeIndex);
     end
