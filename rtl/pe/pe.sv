@@ -587,6 +587,9 @@ module pe #(
   // left_nz (rows left), left_one (the last row left), wait_z (its slot now;
   // tracked while rows are left, the wait counter has no reset).
   logic                 left_nz_q, left_nz_d, left_one_q, left_one_d, wait_z_q, wait_z_d;
+  logic                 rows_nz, rows_one;        // a starting job's left_nz and left_one
+  assign rows_nz  = rows_q != '0;
+  assign rows_one = rows_q == RowsWidth'(1);
 
   assign drain_re = left_nz_q && wait_z_q;
   assign job_free = !left_nz_q || (left_one_q && drain_re);
@@ -625,8 +628,8 @@ module pe #(
       drain_left_d = rows_q;
       drain_lr_d   = '0;
       drain_wait_d = pend_wait_q - 1'b1;
-      left_nz_d    = rows_q != '0;
-      left_one_d   = rows_q == RowsWidth'(1);
+      left_nz_d    = rows_nz;
+      left_one_d   = rows_one;
       wait_z_d     = pend_wait_q == WaitWidth'(1);
       pend_d       = 1'b0;
     end
@@ -635,8 +638,8 @@ module pe #(
         drain_left_d = rows_q;
         drain_lr_d   = '0;
         drain_wait_d = job_wait;
-        left_nz_d    = rows_q != '0;
-        left_one_d   = rows_q == RowsWidth'(1);
+        left_nz_d    = rows_nz;
+        left_one_d   = rows_one;
         wait_z_d     = job_wait == '0;
       end else begin
         pend_d      = 1'b1;
