@@ -23,7 +23,10 @@ module store_prefetch #(
   parameter int unsigned MaxBatch     = 4,
   parameter int unsigned MemAddrWidth = 40,
   parameter int unsigned FifoDepth    = 64,
-  localparam int unsigned CW          = 40
+  localparam int unsigned CW          = 40,
+  // Credits count record FIFO entries, 0..FifoDepth: their own width, so a
+  // pop's carry runs through a few bits, not a record count's.
+  localparam int unsigned CrW         = $clog2(FifoDepth + 1)
 ) (
   input  logic                    clk_i,
   input  logic                    rst_i,
@@ -42,7 +45,7 @@ module store_prefetch #(
 );
 
   logic [CW-1:0] left_q, left_d;      // records still to request
-  logic [CW-1:0] credit_q, credit_d;  // free record FIFO entries not yet requested
+  logic [CrW-1:0] credit_q, credit_d;  // free record FIFO entries not yet requested
   logic [CW-1:0] in_blk_q, in_blk_d;  // records left in the current block
   logic [CW-1:0] idx_q, idx_d;        // record index of the next request in the block
   logic [CW-1:0] open_q, open_d;      // first record of the next block
@@ -117,7 +120,7 @@ module store_prefetch #(
 
   always_comb begin
     left_d      = left_q;
-    credit_d    = credit_q + CW'(rec_pop_i);
+    credit_d    = credit_q + CrW'(rec_pop_i);
     in_blk_d    = in_blk_q;
     idx_d       = idx_q;
     open_d      = open_q;
@@ -135,7 +138,7 @@ module store_prefetch #(
       left_d      = left_q - 1;
       left_nz_d   = !left_one_q;
       left_one_d  = (left_q == 2);
-      credit_d    = credit_d - 1;
+      credit_d    = credit_d - CrW'(1);
       if (in_blk_nz_q) begin
         idx_d       = idx_q + 1;
         in_blk_d    = in_blk_q - 1;
@@ -154,7 +157,7 @@ module store_prefetch #(
       left_d      = records_i;
       left_nz_d   = (records_i != 0);
       left_one_d  = (records_i == 1);
-      credit_d    = CW'(FifoDepth);
+      credit_d    = CrW'(FifoDepth);
       credit_nz_d = (FifoDepth != 0);
       in_blk_d    = '0;
       in_blk_nz_d = 1'b0;
@@ -212,6 +215,8 @@ module store_prefetch #(
       else $error("store_prefetch: registered left flags differ from the count");
       assert (!chk_started_q || (credit_nz_q == (credit_q != 0) && in_blk_nz_q == (in_blk_q != 0)))
       else $error("store_prefetch: registered credit or block flags differ from the counts");
+      assert (!chk_started_q || 32'(credit_q) <= FifoDepth)
+      else $error("store_prefetch: %0d credits, more than the record FIFO's %0d entries", credit_q, FifoDepth);
     end
   end
   always_ff @(posedge clk_i) begin
