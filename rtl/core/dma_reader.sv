@@ -107,8 +107,19 @@ module dma_reader #(
   logic        arvalid_q, arvalid_d;
   logic [57:0] araddr_q, araddr_d;
   logic [7:0]  arlen_q, arlen_d;
-  logic [6:0]  to_4k, cap, blen;
+  logic [6:0]  to_4k, blen;
   logic        final_burst, room, issue;
+  // The burst's size decides from registers: cap_q (the beats to the next
+  // 4 KiB bound or BurstCap, whichever is less) and final_q (the beats left
+  // are at most cap_q: this burst is the command's last), each next value
+  // computed beside the issue from the registers and picked by it. A burst
+  // that is not the last takes cap_q beats, so the next cap follows from
+  // this one alone: BurstCap past a 4 KiB bound, else the rest of the way
+  // to it. An assertion checks both against their definitions.
+  logic [6:0]  cap_q, cap_d, cap_cmd, cap_next;
+  logic        final_q, final_d, final_cmd, final_next;
+  logic [6:0]  to_4k_cmd;                      // 64 - cmd_addr_i's beat in its 4 KiB page
+  logic [26:0] left_next;                      // beats_left_q - cap_q: left after a burst not the last
   // The burst's sums split at its 64-beat bound (a burst never crosses
   // 4 KiB, so baddr's low 6 bits + blen <= 64 and blen <= 64): the low part
   // adds blen, the high part picks between itself and a +1 / -1 computed
@@ -119,7 +130,9 @@ module dma_reader #(
   logic [51:0] baddr_hi_inc;                   // baddr_q[57:6] + 1
   logic [7:0]  left_lo_diff;                   // beats_left_q[6:0] - blen, borrow in bit 7
   logic [19:0] left_hi_dec;                    // beats_left_q[26:7] - 1
-  logic signed [33:0] free_beats;              // FifoBeats - inflight - FIFO count
+  // FifoBeats - inflight - FIFO count: never negative, as the credit rule
+  // keeps inflight + count <= FifoBeats.
+  logic [BeatCntWidth-1:0] free_beats;
 
   // Outstanding bursts (descriptor ring) and R side.
   logic [DescWidth-1:0]  desc_mem [MaxOutstanding];
@@ -151,12 +164,20 @@ module dma_reader #(
 
   // ---------------------------------------------------------------------------
   // Burst sizing and issue.
+  assign blen = final_q ? beats_left_q[6:0] : cap_q;
+  assign final_burst = final_q;
+  assign free_beats = BeatCntWidth'(FifoBeats) - inflight_q - fifo_count;
+  assign room = 32'(blen) <= 32'(free_beats);
+  // The next burst's cap and last flag, beside the issue: from the command
+  // (cmd_take), or after a burst that is not the last (cap_q beats).
   assign to_4k = 7'd64 - {1'b0, baddr_q[5:0]};
-  assign cap = (to_4k < 7'(BurstCap)) ? to_4k : 7'(BurstCap);
-  assign blen = (beats_left_q < 27'(cap)) ? beats_left_q[6:0] : cap;
-  assign final_burst = (beats_left_q == 27'(blen));
-  assign free_beats = 34'(FifoBeats) - 34'(inflight_q) - 34'(fifo_count);
-  assign room = $signed({27'd0, blen}) <= free_beats;
+  assign to_4k_cmd = 7'd64 - {1'b0, cmd_addr_i[11:6]};
+  assign cap_cmd = (to_4k_cmd < 7'(BurstCap)) ? to_4k_cmd : 7'(BurstCap);
+  assign final_cmd = (cmd_beats <= 27'(cap_cmd));
+  assign cap_next = (to_4k <= 7'(BurstCap)) ? 7'(BurstCap)
+                  : ((to_4k - 7'(BurstCap) < 7'(BurstCap)) ? to_4k - 7'(BurstCap) : 7'(BurstCap));
+  assign left_next = beats_left_q - 27'(cap_q);
+  assign final_next = (left_next <= 27'(cap_next));
   assign baddr_lo_sum = {1'b0, baddr_q[5:0]} + blen;
   assign baddr_hi_inc = baddr_q[57:6] + 52'd1;
   assign left_lo_diff = {1'b0, beats_left_q[6:0]} - {1'b0, blen};
@@ -180,7 +201,11 @@ module dma_reader #(
     arvalid_d = arvalid_q && !m_axi_arready;
     araddr_d = araddr_q;
     arlen_d = arlen_q;
+    cap_d = cap_q;
+    final_d = final_q;
     if (cmd_take) begin
+      cap_d = cap_cmd;
+      final_d = final_cmd;
       active_d = 1'b1;
       baddr_d = cmd_addr_i[63:6];
       beats_left_d = cmd_beats;
@@ -197,6 +222,8 @@ module dma_reader #(
       beats_left_d = {left_lo_diff[7] ? left_hi_dec : beats_left_q[26:7], left_lo_diff[6:0]};  // left - blen
       first_d = 1'b0;
       active_d = !final_burst;
+      cap_d = cap_next;
+      final_d = final_next;
     end
     if (abort_i) active_d = 1'b0;
   end
@@ -225,7 +252,9 @@ module dma_reader #(
     rbeat_d = rbeat_q;
     if (m_axi_rvalid) rbeat_d = r_end ? 8'd0 : rbeat_q + 8'd1;
     desc_count_d = desc_count_q + CntWidth'(issue) - CntWidth'(r_end);
-    inflight_d = inflight_q + (issue ? BeatCntWidth'(blen) : '0) - BeatCntWidth'(m_axi_rvalid);
+    // Both sums beside the issue, which picks one (its blen is not on the issue's path).
+    inflight_d = issue ? inflight_q + BeatCntWidth'(blen) - BeatCntWidth'(m_axi_rvalid)
+                       : inflight_q - BeatCntWidth'(m_axi_rvalid);
     drop_d = drop_q;
     if (abort_i) drop_d = desc_count_q - CntWidth'(r_end);  // nothing issues in the abort cycle
     else if (r_end && drop_q != '0) drop_d = drop_q - 1'b1;
@@ -319,6 +348,8 @@ module dma_reader #(
     last_q <= last_d;
     araddr_q <= araddr_d;
     arlen_q <= arlen_d;
+    cap_q <= cap_d;
+    final_q <= final_d;
     err_addr_q <= err_addr_d;
     err_resp_q <= err_resp_d;
     chunk_q <= chunk_d;
@@ -371,6 +402,11 @@ module dma_reader #(
       assert ((!issue || (baddr_d == baddr_q + 58'(blen) && beats_left_d == beats_left_q - 27'(blen))) &&
               room == (32'(inflight_q) + 32'(fifo_count) + 32'(blen) <= FifoBeats))
       else $error("dma_reader: the split burst sums or the room differ from the wide ones");
+      // The registered cap and last flag, against their definitions.
+      assert (!active_q || (32'(cap_q) == ((32'(to_4k) < BurstCap) ? 32'(to_4k) : BurstCap) &&
+                            final_q == (32'(beats_left_q) <= 32'(cap_q))))
+      else $error("dma_reader: registered burst cap %0d / last %0d differ from the address and beats left",
+                  cap_q, final_q);
       assert (32'(desc_count_q) <= MaxOutstanding) else $error("dma_reader: descriptor ring overflow");
       assert (!ar_stalled_q || (m_axi_arvalid && {araddr_q, arlen_q} == ar_held_q))
       else $error("dma_reader: AR dropped or changed while stalled");
