@@ -92,6 +92,7 @@ module store_axi #(
   logic [1:0]           pend_strb_q, pend_strb_d;   // the halves a write stores
   logic [511:0]         pend_data_q;
   logic [3:0]           hold_q, hold_d;             // a low-half write waits while > 0
+  logic                 hold_nz_q, hold_nz_d;       // hold_q != 0: a lone low-half write waits (registered)
   logic                 prev_rd_q, prev_rd_d;       // the last request taken was a read that issued an AR
   logic [AB-1:0]        prev_beat_q, prev_beat_d;   // and this was its beat
   logic [OW-1:0]        outst_q, outst_d;      // requests taken, response not yet given
@@ -104,11 +105,14 @@ module store_axi #(
   // the register joins it (one full beat); a read of the beat the previous
   // read fetched shares its data (no second AR). The shared entry answers
   // with its partner's response.
-  assign pairs  = pend_q && pend_write_q && (pend_strb_q == 2'b01) && (hold_q != 0) && req_write_i &&
-                  req_addr_i[5] && (req_addr_i[AddrWidth-1:6] == pend_addr_q[AddrWidth-1:6]);
+  // A hold runs only while the register holds a lone low-half write (a
+  // write's low half alone starts it; issuing or pairing ends it), so its
+  // registered flag stands for that whole condition (asserted below).
+  assign pairs  = hold_nz_q && req_write_i && req_addr_i[5] &&
+                  (req_addr_i[AddrWidth-1:6] == pend_addr_q[AddrWidth-1:6]);
   assign shares = !req_write_i && prev_rd_q && (req_addr_i[AddrWidth-1:6] == prev_beat_q);
   // A lone low-half write goes once its hold is over or another request needs the register.
-  assign release_w = (pend_strb_q != 2'b01) || (hold_q == 0) || (req_valid_i && !pairs && !shares);
+  assign release_w = !hold_nz_q || (req_valid_i && !pairs && !shares);
   assign issued = pend_q && (pend_write_q ? ((aw_done_q || m_axi_awready) && (w_done_q || m_axi_wready) &&
                                              release_w)
                                           : m_axi_arready);
@@ -141,7 +145,8 @@ module store_axi #(
     aw_done_d    = aw_done_q || (m_axi_awvalid && m_axi_awready);
     w_done_d     = w_done_q || (m_axi_wvalid && m_axi_wready);
     // Once released it stays released (AW/W valid must hold until taken).
-    hold_d       = (release_w || hold_q == 0) ? 4'd0 : hold_q - 4'd1;
+    hold_d       = (release_w || !hold_nz_q) ? 4'd0 : hold_q - 4'd1;
+    hold_nz_d    = !release_w && hold_nz_q && (hold_q != 4'd1);
     prev_rd_d    = prev_rd_q;
     prev_beat_d  = prev_beat_q;
     if (issued) begin
@@ -152,12 +157,14 @@ module store_axi #(
     if (take && pairs) begin
       pend_strb_d = 2'b11;
       hold_d      = 4'd0;
+      hold_nz_d   = 1'b0;
     end else if (take && !shares) begin
       pend_d       = 1'b1;
       pend_write_d = req_write_i;
       pend_addr_d  = req_addr_i;
       pend_strb_d  = req_addr_i[5] ? 2'b10 : 2'b01;
       hold_d       = (req_write_i && !req_addr_i[5]) ? 4'(HoldCycles) : 4'd0;
+      hold_nz_d    = req_write_i && !req_addr_i[5];
     end
     if (take) begin
       prev_rd_d   = !req_write_i && !shares;
@@ -286,6 +293,7 @@ module store_axi #(
       aw_done_q     <= 1'b0;
       w_done_q      <= 1'b0;
       hold_q        <= '0;
+      hold_nz_q     <= 1'b0;
       prev_rd_q     <= 1'b0;
       outst_q       <= '0;
       rd_credit_q   <= OW'(MaxOutstanding);
@@ -295,6 +303,7 @@ module store_axi #(
       aw_done_q     <= aw_done_d;
       w_done_q      <= w_done_d;
       hold_q        <= hold_d;
+      hold_nz_q     <= hold_nz_d;
       prev_rd_q     <= prev_rd_d;
       outst_q       <= outst_d;
       rd_credit_q   <= rd_credit_d;
@@ -322,6 +331,8 @@ module store_axi #(
   always_ff @(posedge clk_i) begin
     if (!rst_i && m_axi_rvalid) assert (unused_rbuf_ready) else $error("store_axi: read buffer overflow");
     if (!rst_i && m_axi_bvalid) assert (unused_bbuf_ready) else $error("store_axi: write response buffer overflow");
+    if (!rst_i) assert (hold_nz_q == (hold_q != 0) && (!hold_nz_q || (pend_q && pend_write_q && pend_strb_q == 2'b01)))
+      else $error("store_axi: the hold flag differs from the hold count or from a lone low-half write");
   end
 `endif
 
