@@ -249,19 +249,21 @@ module fp_act_pipe #(
   end
 
   // ---------------------------------------------------------------------------
-  // S6 count: leading zeros of r (0 when r = 0, flagged).
+  // S6 count: leading zeros of r (r = 0 flagged).
   // ---------------------------------------------------------------------------
   logic [4:0]  s6_lz;
   logic [31:0] s6_r_q, s6_r_d;
   logic [4:0]  s6_lz_q, s6_lz_d;
   logic        s6_zero_q, s6_zero_d;
 
-  always_comb begin
-    s6_lz = '0;
-    for (int i = 0; i < 32; i++) begin
-      if (s5_r_q[i]) s6_lz = 5'(31 - i);
-    end
+  // As a tree (prim_lzc32); its count for r = 0 (31) is overridden by the
+  // zero flag in S8.
+  prim_lzc32 u_lzc (
+    .x_i    (s5_r_q),
+    .count_o(s6_lz)
+  );
 
+  always_comb begin
     s6_r_d    = s6_r_q;
     s6_lz_d   = s6_lz_q;
     s6_zero_d = s6_zero_q;

@@ -244,15 +244,15 @@ module fp_add #(
   );
 
   // ---------------------------------------------------------------------
-  // 4. leading-zero count (a zero sum is caught by its missing leading one).
+  // 4. leading-zero count, as a tree (prim_lzc32; the sum at the top of its
+  // word). A zero sum (count 31) is caught in section 5 by the sum itself,
+  // whose zero result takes precedence over every flag the count feeds.
   logic [4:0] s4_lzc;
 
-  always_comb begin
-    s4_lzc = 5'd27;
-    for (int i = 0; i < 28; i++) begin
-      if (c3_sum[i]) s4_lzc = 5'(27 - i);
-    end
-  end
+  prim_lzc32 u_lzc (
+    .x_i    ({c3_sum, 4'b0000}),
+    .count_o(s4_lzc)
+  );
 
   localparam int unsigned C4W = 28 + 5 + 1 + 8 + 3 + TagWidth;
   logic                c4_valid, c4_ready;
