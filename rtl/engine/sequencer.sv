@@ -432,11 +432,21 @@ module sequencer #(
   // with t and of the slots with B: FW, a slot stops after its last step
   // (tl_q); BW, a slot joins at t - 1 when its length is t; t loaded, from
   // the lengths (running_slots).
-  logic [MaxBatch-1:0] run_q, run_d, run_load, used_q;
-  logic [15:0]         t_load, unused_count_load;
+  // The first step's t, running slots and last-step flags (the _load
+  // values) are registered in two stages (t, then the slots from it): their
+  // inputs (the op, B, the lengths, the longest) stand from S_DIVIDE on, and
+  // S_STATE, which reads them, comes four or more cycles later (asserted).
+  logic [MaxBatch-1:0] run_q, run_d, run_load, run_load_q, used_q;
+  logic [MaxBatch-1:0] tl_load_q;
+  logic [15:0]         t_load, t_load_q, unused_count_load;
   assign t_load = is_fw ? '0 : maxlen_q - 1'b1;
   running_slots #(.MaxBatch(MaxBatch)) u_run_load (
-    .lengths_i(len_q), .batch_i(bat_q), .t_i(t_load), .mask_o(run_load), .count_o(unused_count_load));
+    .lengths_i(len_q), .batch_i(bat_q), .t_i(t_load_q), .mask_o(run_load), .count_o(unused_count_load));
+  always_ff @(posedge clk_i) begin
+    t_load_q   <= t_load;
+    run_load_q <= run_load;
+    tl_load_q  <= tl_load;
+  end
   // t == 0, kept the same way (t < T <= 65535, so t + 1 never wraps to 0).
   logic t0_q, t0_d;
   always_comb begin
@@ -474,9 +484,9 @@ module sequencer #(
   logic                nb_same_tl_q, nb_next_tl_q;
   assign in_run = (state_q == S_RUN);
   assign b_c    = in_run ? b_q : (is_fw ? '0 : maxslot_q);
-  assign t_c    = in_run ? t_q : t_load;
-  assign run_c  = in_run ? run_q : run_load;
-  assign tl_c   = in_run ? tl_q : tl_load;
+  assign t_c    = in_run ? t_q : t_load_q;
+  assign run_c  = in_run ? run_q : run_load_q;
+  assign tl_c   = in_run ? tl_q : tl_load_q;
   for (genvar b = 0; b < MaxBatch; b++) begin : g_tdn
     assign tdn_c[b] = (t_c == len_q[b*16 +: 16]);  // BW: the slot runs from t - 1 on
   end
@@ -486,12 +496,12 @@ module sequencer #(
     unique case (t_move)
       2'd1:    tl_d = tl_up;
       2'd2:    tl_d = tdn_c;
-      2'd3:    tl_d = tl_load;
+      2'd3:    tl_d = tl_load_q;
       default: tl_d = tl_q;
     endcase
     unique case (t_move)
       2'd1, 2'd2: run_d = run_next_c;
-      2'd3:       run_d = run_load;
+      2'd3:       run_d = run_load_q;
       default:    run_d = run_q;
     endcase
   end
@@ -1198,7 +1208,7 @@ module sequencer #(
           end
           if (left_one_q) begin
             b_d     = is_fw ? '0 : maxslot_q;                 // FW: t = 0, every slot runs
-            t_d     = is_fw ? '0 : maxlen_q - 1'b1;           // BW: from the longest sequence's end
+            t_d     = t_load_q;                               // BW: from the longest sequence's end
             t_move  = 2'd3;
             j_d     = '0;
             j_move  = 2'd2;
@@ -1814,6 +1824,8 @@ module sequencer #(
   end
   always_ff @(posedge clk_i) begin
     if (!rst_i) begin
+      assert (state_q != S_STATE || (t_load_q == t_load && run_load_q == run_load && tl_load_q == tl_load))
+      else $error("sequencer: the registered first-step t, slots or last flags differ from the lengths");
       assert (!(state_q == S_LENGTHS && bat_q != 0 && 32'(bat_q) <= MaxBatch) || b_q < bat_q)
       else $error("sequencer: S_LENGTHS beyond the batch (its end compares BWidth bits)");
       assert (state_q != S_CFGWAIT || wait_cfg_z_q == (wait_cfg_q == 0))
