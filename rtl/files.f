@@ -14,6 +14,7 @@ rtl/prim/prim_fifo.sv
 rtl/prim/prim_rr_pick.sv
 rtl/prim/prim_mul_serial.sv
 rtl/prim/prim_lzc32.sv
+rtl/prim/prim_reg_slice.sv
 // --- fp ---
 rtl/fp/fp_pipe_stage.sv
 rtl/fp/fp_add.sv

@@ -800,6 +800,28 @@ module farnn_core #(
     .m_axi_bready(m_axi_host_bready));
 
   // ============================================================ gate store
+  // A register slice between the engine's port and the adapter: the
+  // adapter's ready depends on the request's address (it pairs a beat's two
+  // records and shares a read beat), and the engine's request address comes
+  // from an add, so without it one cycle ran engine -> adapter -> engine
+  // (13 LUT levels in the assembled core). It is emptied with the adapter
+  // by the soft reset, which resets the engine too (nothing waits for the
+  // dropped requests' responses); the adapter is idle only with it empty.
+  logic                      sl_valid, sl_ready, sl_write, sl_empty, st_idle;
+  logic [StoreAddrWidth-1:0] sl_addr;
+  logic [255:0]              sl_data;
+  prim_reg_slice #(.Width(1 + StoreAddrWidth + 256)) u_store_slice (
+    .clk_i,
+    .rst_i      (rst_i || store_flush),
+    .in_valid_i (mreq_valid),
+    .in_ready_o (mreq_ready),
+    .in_data_i  ({mreq_write, mreq_addr, mreq_data}),
+    .out_valid_o(sl_valid),
+    .out_ready_i(sl_ready),
+    .out_data_o ({sl_write, sl_addr, sl_data}),
+    .empty_o    (sl_empty)
+  );
+  assign store_idle = st_idle && sl_empty;
   logic                      st_err;
   logic [StoreAddrWidth-1:0] st_err_addr;
   logic [1:0]                st_err_resp;
@@ -811,12 +833,12 @@ module farnn_core #(
     .clk_i,
     .rst_i,
     .flush_i      (store_flush),
-    .idle_o       (store_idle),
-    .req_valid_i  (mreq_valid),
-    .req_ready_o  (mreq_ready),
-    .req_write_i  (mreq_write),
-    .req_addr_i   (mreq_addr),
-    .req_data_i   (mreq_data),
+    .idle_o       (st_idle),
+    .req_valid_i  (sl_valid),
+    .req_ready_o  (sl_ready),
+    .req_write_i  (sl_write),
+    .req_addr_i   (sl_addr),
+    .req_data_i   (sl_data),
     .rsp_valid_o  (mrsp_valid),
     .rsp_ready_i  (mrsp_ready),
     .rsp_data_o   (mrsp_data),
