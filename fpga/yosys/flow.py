@@ -539,7 +539,7 @@ def depth_analysis(mod, start_bits=None, end_filter=None):
 # no timing for ABC: they end and start paths at 0 ps.
 ABC_WIRE_PS = 1000
 
-# The ABC9 script (see script(): Yosys 0.23's "flow3" less its final &mfs).
+# The ABC9 script (see yosys_script(): Yosys 0.23's "flow3" less its final &mfs).
 ABC_SCRIPT = ("+&scorr; &sweep; &if {C} {W} {D}; &save; &st; &syn2; &if {C} {W} {D} {R} -v; &save; &load; "
               "&st; &if {C} -g -K 6; &dch -f; &if {C} {W} {D} {R} -v; &save; &load; "
               "&st; &if {C} -g -K 6; &synch2; &if {C} {W} {D} {R} -v; &save; &load")

@@ -108,7 +108,7 @@ module dma_reader #(
   logic [57:0] araddr_q, araddr_d;
   logic [7:0]  arlen_q, arlen_d;
   logic [6:0]  to_4k, blen;
-  logic        final_burst, room, issue;
+  logic        room, issue;
   // The burst's size decides from registers: cap_q (the beats to the next
   // 4 KiB bound or BurstCap, whichever is less) and final_q (the beats left
   // are at most cap_q: this burst is the command's last), each next value
@@ -165,7 +165,6 @@ module dma_reader #(
   // ---------------------------------------------------------------------------
   // Burst sizing and issue.
   assign blen = final_q ? beats_left_q[6:0] : cap_q;
-  assign final_burst = final_q;
   assign free_beats = BeatCntWidth'(FifoBeats) - inflight_q - fifo_count;
   assign room = 32'(blen) <= 32'(free_beats);
   // The next burst's cap and last flag, beside the issue: from the command
@@ -221,7 +220,7 @@ module dma_reader #(
       baddr_d = {baddr_lo_sum[6] ? baddr_hi_inc : baddr_q[57:6], baddr_lo_sum[5:0]};        // baddr + blen
       beats_left_d = {left_lo_diff[7] ? left_hi_dec : beats_left_q[26:7], left_lo_diff[6:0]};  // left - blen
       first_d = 1'b0;
-      active_d = !final_burst;
+      active_d = !final_q;
       cap_d = cap_next;
       final_d = final_next;
     end
@@ -233,7 +232,7 @@ module dma_reader #(
   always_ff @(posedge clk_i) begin
     if (issue) begin
       desc_mem[desc_wptr_q] <= {baddr_q, 8'(blen - 7'd1), first_q ? lo_q : 4'd0,
-                                final_burst ? hi_q : 4'd15, final_burst && last_q};
+                                final_q ? hi_q : 4'd15, final_q && last_q};
     end
   end
   assign {h_addr, h_len, h_lo, h_hi, h_last} = desc_mem[desc_rptr_q];

@@ -4,7 +4,8 @@
 // high half's count when that half has a bit set, else the low half's with
 // the high half's width added (its top bit). Five 2:1 levels, where a
 // priority loop over the bits maps to a chain as long as the word (7 LUT
-// levels at 28 bits in the flat engine's min-delay mapping, 3 here).
+// levels at 28 bits in the flat engine; with the tree `fp_add_l4` went from
+// 6 levels to 5, docs/decisions.md).
 // count_o: leading zeros of x_i (0..31); 31 when x_i is zero (a caller that
 // needs another value for zero tests the zero itself).
 // Combinational.
