@@ -76,7 +76,7 @@ module core_dispatch #(
   output logic                       abort_o,          // engine, run unit and DMA movers
   output logic                       eng_rst_o,        // engine reset (soft reset)
   output logic                       store_flush_o,
-  input  logic                       all_idle_i,       // engine, run unit and movers idle
+  input  logic                       all_idle_i,       // engine, run unit and movers idle (seen while aborting)
   input  logic                       store_idle_i,
   // Control reader (descriptors, lengths, WAIT polls; 32-bit words).
   output logic [3:0]                 ctl_stream_o,     // what the control reader reads

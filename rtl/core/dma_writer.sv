@@ -97,7 +97,11 @@ module dma_writer #(
   logic [57:0]  burst_addr_q, burst_addr_d;
   logic [3:0]   lane;
   logic [57:0]  beat_addr;
-  logic         last_item, beat_full, beat_end, burst_end, in_take, cmd_take;
+  // The item's position, kept in registers so that in_ready_o is a few LUT
+  // levels from them (a register slice takes it in farnn_core):
+  logic         last_item_q, last_item_d;  // words_left_q == item_words
+  logic         cap_q, cap_d;              // burst_beats_q == BurstCap - 1
+  logic         beat_full, beat_end, burst_end, in_take, cmd_take;
 
   // Burst ring: [bptr, aptr) in flight, [aptr, wptr) formed.
   logic [57:0]             ring_addr [RingDepth];
@@ -105,6 +109,7 @@ module dma_writer #(
   logic                    ring_last [RingDepth];
   logic [PtrWidth-1:0]     wptr_q, wptr_d, aptr_q, aptr_d, bptr_q, bptr_d;
   logic [RingCntWidth-1:0] n_formed_q, n_formed_d, n_out_q, n_out_d;
+  logic [RingCntWidth-1:0] n_ring_q, n_ring_d;  // n_formed_q + n_out_q
   logic                    ring_full, ring_push;
 
   // AW register, W accounting.
@@ -137,12 +142,10 @@ module dma_writer #(
   assign beat_addr = waddr_q[61:4];
   assign item_words = wide_q ? 5'(InWords) : 5'd1;
   assign item_mask = (wide_q ? WideMask : 16'd1) << lane;
-  assign last_item = (words_left_q == 30'(item_words));
   assign beat_full = ({1'b0, lane} + item_words == 5'd16);
-  assign beat_end = beat_full || last_item;
-  assign burst_end = last_item ||
-                     (beat_full && ((32'(burst_beats_q) == BurstCap - 1) || (beat_addr[5:0] == 6'h3f)));
-  assign ring_full = (32'(n_formed_q) + 32'(n_out_q) == RingDepth);
+  assign beat_end = beat_full || last_item_q;
+  assign burst_end = last_item_q || (beat_full && (cap_q || (beat_addr[5:0] == 6'h3f)));
+  assign ring_full = (32'(n_ring_q) == RingDepth);
   assign in_ready_o = active_q && (!beat_end || fifo_in_ready) && (!burst_end || !ring_full);
   assign in_take = in_valid_i && in_ready_o && !abort_i;
   assign ring_push = in_take && burst_end;
@@ -170,20 +173,25 @@ module dma_writer #(
     beat_mask_d = beat_mask_q;
     burst_beats_d = burst_beats_q;
     burst_addr_d = burst_addr_q;
+    last_item_d = last_item_q;
+    cap_d = cap_q;
     beat_data_d = in_take ? merged : beat_data_q;
     if (cmd_take) begin
       active_d = 1'b1;
       wide_d = cmd_wide_i;
       waddr_d = cmd_addr_i[63:2];
       words_left_d = cmd_bytes_i[31:2];
+      last_item_d = (cmd_bytes_i[31:2] == (cmd_wide_i ? 30'(InWords) : 30'd1));
     end
     if (in_take) begin
       waddr_d = waddr_q + 62'(item_words);
       words_left_d = words_left_q - 30'(item_words);
-      active_d = !last_item;
+      last_item_d = (words_left_q == 30'(2 * item_words));
+      active_d = !last_item_q;
       beat_mask_d = beat_end ? 16'b0 : beat_mask_q | item_mask;
       if (beat_end) begin
         burst_beats_d = burst_end ? 7'd0 : burst_beats_q + 7'd1;
+        cap_d = burst_end ? (BurstCap == 1) : (32'(burst_beats_q) + 2 == BurstCap);
         if (burst_beats_q == 7'd0) burst_addr_d = beat_addr;
       end
     end
@@ -191,6 +199,7 @@ module dma_writer #(
       active_d = 1'b0;
       beat_mask_d = '0;
       burst_beats_d = '0;
+      cap_d = (BurstCap == 1);
     end
   end
 
@@ -200,7 +209,7 @@ module dma_writer #(
     if (ring_push) begin
       ring_addr[wptr_q] <= (burst_beats_q == 7'd0) ? beat_addr : burst_addr_q;
       ring_len[wptr_q] <= {1'b0, burst_beats_q};
-      ring_last[wptr_q] <= last_item;
+      ring_last[wptr_q] <= last_item_q;
     end
   end
 
@@ -223,6 +232,9 @@ module dma_writer #(
     bptr_d = m_axi_bvalid ? next_ptr(bptr_q) : bptr_q;
     n_formed_d = abort_i ? '0 : n_formed_q + RingCntWidth'(ring_push) - RingCntWidth'(aw_issue);
     n_out_d = n_out_q + RingCntWidth'(aw_issue) - RingCntWidth'(m_axi_bvalid);
+    // An issue moves a burst from formed to in flight; the abort drops the
+    // formed ones (and issues nothing).
+    n_ring_d = (abort_i ? n_out_q : n_ring_q + RingCntWidth'(ring_push)) - RingCntWidth'(m_axi_bvalid);
   end
 
   // ---------------------------------------------------------------------------
@@ -296,11 +308,13 @@ module dma_writer #(
       active_q <= 1'b0;
       beat_mask_q <= '0;
       burst_beats_q <= '0;
+      cap_q <= (BurstCap == 1);
       wptr_q <= '0;
       aptr_q <= '0;
       bptr_q <= '0;
       n_formed_q <= '0;
       n_out_q <= '0;
+      n_ring_q <= '0;
       awvalid_q <= 1'b0;
       wb_q <= '0;
       owed_q <= '0;
@@ -312,11 +326,13 @@ module dma_writer #(
       active_q <= active_d;
       beat_mask_q <= beat_mask_d;
       burst_beats_q <= burst_beats_d;
+      cap_q <= cap_d;
       wptr_q <= wptr_d;
       aptr_q <= aptr_d;
       bptr_q <= bptr_d;
       n_formed_q <= n_formed_d;
       n_out_q <= n_out_d;
+      n_ring_q <= n_ring_d;
       awvalid_q <= awvalid_d;
       wb_q <= wb_d;
       owed_q <= owed_d;
@@ -331,6 +347,7 @@ module dma_writer #(
     wide_q <= wide_d;
     waddr_q <= waddr_d;
     words_left_q <= words_left_d;
+    last_item_q <= last_item_d;
     beat_data_q <= beat_data_d;
     burst_addr_q <= burst_addr_d;
     awaddr_q <= awaddr_d;
@@ -384,6 +401,10 @@ module dma_writer #(
       end
       assert (!(in_take && beat_end) || fifo_in_ready) else $error("dma_writer: beat FIFO overflow");
       assert (!ring_push || !ring_full) else $error("dma_writer: burst ring overflow");
+      assert (!active_q || last_item_q == (words_left_q == 30'(item_words)))
+      else $error("dma_writer: last_item_q out of step with words_left_q");
+      assert (cap_q == (32'(burst_beats_q) == BurstCap - 1)) else $error("dma_writer: cap_q out of step with burst_beats_q");
+      assert (n_ring_q == n_formed_q + n_out_q) else $error("dma_writer: n_ring_q out of step with the ring");
       assert (!w_hs || owed_q != '0) else $error("dma_writer: W beat that no AW owes");
       assert (32'(n_out_q) <= MaxOutstanding) else $error("dma_writer: more bursts in flight than MaxOutstanding");
       assert (!aw_stalled_q || (m_axi_awvalid && {awaddr_q, awlen_q} == aw_held_q))

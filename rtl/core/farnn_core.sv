@@ -249,7 +249,7 @@ module farnn_core #(
   );
 
   // ============================================================ engine
-  logic                      eng_rst, abort, all_idle;
+  logic                      eng_rst, abort, abort_idle_q;
   logic                      eng_cmd_valid, eng_cmd_ready, eng_busy, eng_done;
   logic [1:0]                eng_op, eng_cell;
   logic [15:0]               eng_hidden, eng_batch, eng_steps;
@@ -408,7 +408,9 @@ module farnn_core #(
   logic [127:0]        rin_data;
   logic [3:0]          rin_lo, rin_hi;
   logic [15:0]         unused_rd_lo, unused_rd_hi;          // the item-aligned readers' (0 and OutWords - 1)
-  logic                gather_idle;
+  logic                gather_idle, in_slice_empty;
+  logic                gu_valid, gu_ready, gu_last;         // the gather's units, into u_in_slice
+  logic [127:0]        gu_data;
   logic [3:0]          unused_rin_bits;                     // a 4-word item's word index has 2 bits
   assign unused_rin_bits = {rin_lo[3:2], rin_hi[3:2]};
   logic [3:0]          ctl_stream;
@@ -459,7 +461,7 @@ module farnn_core #(
     .abort_o             (abort),
     .eng_rst_o           (eng_rst),
     .store_flush_o       (store_flush),
-    .all_idle_i          (all_idle),
+    .all_idle_i          (abort_idle_q),
     .store_idle_i        (store_idle),
     .ctl_stream_o        (ctl_stream),
     .ctl_cmd_valid_o     (rc_valid[RD_CTL]),
@@ -706,8 +708,22 @@ module farnn_core #(
     .size_i     (run_bw_q ? 3'd1 : ((eng_cell == core_regs_pkg::CELL_GRU) ? 3'd3 : 3'd4)),  // the run's, latched
     .in_valid_i (rin_valid), .in_ready_o(rin_ready), .in_data_i(rin_data),
     .in_lo_i    (rin_lo[1:0]), .in_hi_i(rin_hi[1:0]), .in_last_i(rin_last),
-    .out_valid_o(in_valid), .out_ready_i(in_ready), .out_data_o(in_data), .out_last_o(in_last),
+    .out_valid_o(gu_valid), .out_ready_i(gu_ready), .out_data_o(gu_data), .out_last_o(gu_last),
     .idle_o     (gather_idle));
+
+  // The engine's input ready comes from its sequencer's state: a register
+  // slice keeps that path out of the gather (10 LUT levels through both).
+  // abort_i drops what it holds, as the gather does.
+  prim_reg_slice #(.Width(1 + 128)) u_in_slice (
+    .clk_i,
+    .rst_i      (rst_i || abort),
+    .in_valid_i (gu_valid),
+    .in_ready_o (gu_ready),
+    .in_data_i  ({gu_last, gu_data}),
+    .out_valid_o(in_valid),
+    .out_ready_i(in_ready),
+    .out_data_o ({in_last, in_data}),
+    .empty_o    (in_slice_empty));
 
   dma_reader #(.IdWidth(4), .Id(RD_POLL), .OutWords(1), .FifoBeats(2), .MaxBurstBeats(1),
                .MaxOutstanding(1)) u_rd_poll (
@@ -746,12 +762,35 @@ module farnn_core #(
   logic [NumWr*2-1:0]   s_awburst, s_bresp;
   logic [NumWr*512-1:0] s_wdata;
 
-  assign wi_valid[WR_OUT]          = run_bw_q ? delta_valid : h_valid;
-  assign wi_data[WR_OUT*32 +: 32]  = h_data;  // BW: delta_data, a unit a beat (g_wr)
-  assign out_ready                 = wi_ready[WR_OUT];
-  assign wi_valid[WR_SO]           = so_valid;
-  assign wi_data[WR_SO*32 +: 32]   = so_data;
-  assign so_ready                  = wi_ready[WR_SO];
+  // The engine's result streams reach their writers through register
+  // slices: a writer's ready comes from its burst and ring state, and the
+  // engine's result FIFOs and stream credits act on it in the same cycle
+  // (12 LUT levels through both without them). abort_i drops what they
+  // hold, as the writers drop the words handed over.
+  logic [127:0] out_item, out_sl_data;   // h a word (zero above), or delta a unit
+  logic         out_sl_empty, so_sl_empty;
+  assign out_item = run_bw_q ? delta_data : {96'b0, h_data};
+  prim_reg_slice #(.Width(128)) u_out_slice (
+    .clk_i,
+    .rst_i      (rst_i || abort),
+    .in_valid_i (run_bw_q ? delta_valid : h_valid),
+    .in_ready_o (out_ready),
+    .in_data_i  (out_item),
+    .out_valid_o(wi_valid[WR_OUT]),
+    .out_ready_i(wi_ready[WR_OUT]),
+    .out_data_o (out_sl_data),
+    .empty_o    (out_sl_empty));
+  assign wi_data[WR_OUT*32 +: 32] = out_sl_data[31:0];
+  prim_reg_slice #(.Width(32)) u_so_slice (
+    .clk_i,
+    .rst_i      (rst_i || abort),
+    .in_valid_i (so_valid),
+    .in_ready_o (so_ready),
+    .in_data_i  (so_data),
+    .out_valid_o(wi_valid[WR_SO]),
+    .out_ready_i(wi_ready[WR_SO]),
+    .out_data_o (wi_data[WR_SO*32 +: 32]),
+    .empty_o    (so_sl_empty));
 
   for (genvar i = 0; i < NumWr; i++) begin : g_wr
     localparam int unsigned Beats = (i == WR_OUT) ? 32 : (i == WR_SO) ? 16 : 2;
@@ -762,7 +801,7 @@ module farnn_core #(
     logic [InW*32-1:0] item;
     logic              cmd_wide;
     if (i == WR_OUT) begin : g_out
-      assign item     = run_bw_q ? delta_data : {96'b0, wi_data[i*32 +: 32]};
+      assign item     = {out_sl_data[127:32], wi_data[i*32 +: 32]};
       assign cmd_wide = run_bw_q;
     end else begin : g_word
       assign item     = wi_data[i*32 +: 32];
@@ -924,7 +963,16 @@ module farnn_core #(
     end
   end
 
-  assign all_idle = !eng_busy && !ld_busy && !run_busy && (&rd_idle) && (&wr_idle) && gather_idle;
+  // The dispatcher waits for idle only while it aborts (fault, soft reset),
+  // when nothing new starts: the idle it sees is registered, and counts only
+  // cycles spent aborting, so a command handed over just before the abort is
+  // never missed (the blocks' idle outputs reach the dispatcher's state in
+  // 10 LUT levels otherwise).
+  always_ff @(posedge clk_i) begin
+    if (rst_i) abort_idle_q <= 1'b0;
+    else abort_idle_q <= abort && !eng_busy && !ld_busy && !run_busy && (&rd_idle) && (&wr_idle) && gather_idle &&
+                        in_slice_empty && out_sl_empty && so_sl_empty;
+  end
   assign st_busy  = disp_busy;
 
   // ============================================================ counters
