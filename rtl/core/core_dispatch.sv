@@ -73,7 +73,7 @@ module core_dispatch #(
   input  logic                       dma_err_write_i,
   input  logic [3:0]                 dma_err_stream_i,
   // Drain control.
-  output logic                       abort_o,          // engine, run unit and DMA movers
+  output logic                       abort_o,          // engine, run unit and DMA movers (registered)
   output logic                       eng_rst_o,        // engine reset (soft reset)
   output logic                       store_flush_o,
   input  logic                       all_idle_i,       // engine, run unit and movers idle (seen while aborting)
@@ -325,6 +325,7 @@ module core_dispatch #(
   } state_e;
 
   state_e      state_q, state_d;
+  logic        abort_q;  // abort_o: the state was S_FAULT or S_SRESET a cycle ago
   logic [31:0] head_q, head_d, done_q, done_d;
   logic [5:0]  word_q, word_d;        // descriptor / lengths word counter
   logic [2:0]  chk_q, chk_d;          // window-check index within a phase
@@ -1103,9 +1104,16 @@ module core_dispatch #(
   assign fault_stream_o = f_stream_q;
   assign fault_desc_o   = f_desc_q;
   assign wait_stall_o   = (state_q == S_WAIT_RUN);
-  assign abort_o        = (state_q == S_FAULT) || (state_q == S_SRESET);
+  assign abort_o        = abort_q;
   assign eng_rst_o      = (state_q == S_SRESET_RST);
   assign store_flush_o  = (state_q == S_SRESET_RST);
+
+  // The abort reaches every block a cycle after the dispatcher enters
+  // S_FAULT or S_SRESET, from a register (its fan-out spans the core).
+  always_ff @(posedge clk_i) begin
+    if (rst_i) abort_q <= 1'b0;
+    else abort_q <= (state_q == S_FAULT) || (state_q == S_SRESET);
+  end
 
   always_ff @(posedge clk_i) begin
     if (rst_i) begin

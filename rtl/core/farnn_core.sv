@@ -138,7 +138,7 @@ module farnn_core #(
   logic [NumWindows*64-1:0] win_base, win_size;
   logic [NumWindows-1:0]    win_read, win_write;
   logic [4*32-1:0]          doorbells;
-  logic        st_busy, st_halted, st_resetting;
+  logic        st_busy_q, st_halted_q, st_halted, st_resetting;
   logic [4:0]  st_error;
   logic [3:0]  st_unit, st_op, fault_stream;
   logic [63:0] fault_addr;
@@ -197,8 +197,8 @@ module farnn_core #(
     .ctrl_irq_error_en_o     (ctrl_irq_error_en),
     .ctrl_enable_o           (ctrl_enable),
     .ctrl_we_o               (unused_ctrl_we),
-    .status_busy_i           (st_busy),
-    .status_halted_i         (st_halted),
+    .status_busy_i           (st_busy_q),
+    .status_halted_i         (st_halted_q),
     .status_resetting_i      (st_resetting),
     .status_error_i          (st_error),
     .status_unit_i           (st_unit),
@@ -375,6 +375,13 @@ module farnn_core #(
   );
   assign in_ready = run_bw_q ? dh_ready : xp_ready;
 
+  // The engine's done and status reach the run unit (and through it the
+  // dispatcher's fault logic) a cycle late, from registers (8 LUT levels
+  // from the sequencer's state to the dispatcher's otherwise).
+  logic       eng_done_q;
+  logic [4:0] eng_status_q;
+  always_ff @(posedge clk_i) eng_status_q <= eng_status;
+
   // ============================================================ dispatcher
   logic                      run_start, run_bw, run_gate_en, run_gate_poll, run_done, run_fail, run_busy;
   logic [1:0]                run_cell, run_gate_sel;
@@ -404,6 +411,10 @@ module farnn_core #(
   logic [NumWr*2-1:0]  wr_err_resp;
   logic                ctl_valid, ctl_ready, ctl_last, poll_valid, poll_ready, unused_poll_last;
   logic [31:0]         ctl_data, poll_data;
+  logic                rctl_valid, rctl_ready, rctl_last;   // the sliced readers' items (u_ctl_slice, ...)
+  logic                rwgt_valid, rwgt_ready, rwgt_last, rsi_valid, rsi_ready, rsi_last;
+  logic [31:0]         rctl_data, rsi_data;
+  logic [WeightLanes*32-1:0] rwgt_data;
   logic                rin_valid, rin_ready, rin_last;  // the per-step reader's items
   logic [127:0]        rin_data;
   logic [3:0]          rin_lo, rin_hi;
@@ -588,8 +599,8 @@ module farnn_core #(
     .eng_store_size_o  (eng_store_size),
     .eng_watchdog_o    (eng_watchdog),
     .eng_busy_i        (eng_busy),
-    .eng_done_i        (eng_done),
-    .eng_status_i      (eng_status),
+    .eng_done_i        (eng_done_q),
+    .eng_status_i      (eng_status_q),
     .eng_status_unit_i (eng_status_unit),
     .in_cmd_valid_o    (rc_valid[RD_IN]),
     .in_cmd_ready_i    (rc_ready[RD_IN]),
@@ -646,7 +657,7 @@ module farnn_core #(
     .clk_i, .rst_i, .abort_i(abort), .idle_o(rd_idle[RD_CTL]),
     .cmd_valid_i(rc_valid[RD_CTL]), .cmd_ready_o(rc_ready[RD_CTL]), .cmd_addr_i(rc_addr[RD_CTL*64 +: 64]),
     .cmd_bytes_i(rc_bytes[RD_CTL*32 +: 32]), .cmd_last_i(rc_last[RD_CTL]),
-    .out_valid_o(ctl_valid), .out_ready_i(ctl_ready), .out_data_o(ctl_data), .out_last_o(ctl_last),
+    .out_valid_o(rctl_valid), .out_ready_i(rctl_ready), .out_data_o(rctl_data), .out_last_o(rctl_last),
     .out_lo_o(unused_rd_lo[0*4 +: 4]), .out_hi_o(unused_rd_hi[0*4 +: 4]),
     .err_o(rd_err[RD_CTL]), .err_addr_o(rd_err_addr[RD_CTL*64 +: 64]), .err_resp_o(rd_err_resp[RD_CTL*2 +: 2]),
     .m_axi_arid(s_arid[RD_CTL*4 +: 4]), .m_axi_araddr(s_araddr[RD_CTL*64 +: 64]),
@@ -661,7 +672,7 @@ module farnn_core #(
     .clk_i, .rst_i, .abort_i(abort), .idle_o(rd_idle[RD_WGT]),
     .cmd_valid_i(rc_valid[RD_WGT]), .cmd_ready_o(rc_ready[RD_WGT]), .cmd_addr_i(rc_addr[RD_WGT*64 +: 64]),
     .cmd_bytes_i(rc_bytes[RD_WGT*32 +: 32]), .cmd_last_i(rc_last[RD_WGT]),
-    .out_valid_o(w_valid), .out_ready_i(w_ready), .out_data_o(w_data), .out_last_o(w_last),
+    .out_valid_o(rwgt_valid), .out_ready_i(rwgt_ready), .out_data_o(rwgt_data), .out_last_o(rwgt_last),
     .out_lo_o(unused_rd_lo[1*4 +: 4]), .out_hi_o(unused_rd_hi[1*4 +: 4]),
     .err_o(rd_err[RD_WGT]), .err_addr_o(rd_err_addr[RD_WGT*64 +: 64]), .err_resp_o(rd_err_resp[RD_WGT*2 +: 2]),
     .m_axi_arid(s_arid[RD_WGT*4 +: 4]), .m_axi_araddr(s_araddr[RD_WGT*64 +: 64]),
@@ -676,7 +687,7 @@ module farnn_core #(
     .clk_i, .rst_i, .abort_i(abort), .idle_o(rd_idle[RD_SI]),
     .cmd_valid_i(rc_valid[RD_SI]), .cmd_ready_o(rc_ready[RD_SI]), .cmd_addr_i(rc_addr[RD_SI*64 +: 64]),
     .cmd_bytes_i(rc_bytes[RD_SI*32 +: 32]), .cmd_last_i(rc_last[RD_SI]),
-    .out_valid_o(si_valid), .out_ready_i(si_ready), .out_data_o(si_data), .out_last_o(si_last),
+    .out_valid_o(rsi_valid), .out_ready_i(rsi_ready), .out_data_o(rsi_data), .out_last_o(rsi_last),
     .out_lo_o(unused_rd_lo[2*4 +: 4]), .out_hi_o(unused_rd_hi[2*4 +: 4]),
     .err_o(rd_err[RD_SI]), .err_addr_o(rd_err_addr[RD_SI*64 +: 64]), .err_resp_o(rd_err_resp[RD_SI*2 +: 2]),
     .m_axi_arid(s_arid[RD_SI*4 +: 4]), .m_axi_araddr(s_araddr[RD_SI*64 +: 64]),
@@ -685,6 +696,25 @@ module farnn_core #(
     .m_axi_arready(s_arready[RD_SI]), .m_axi_rid(s_rid[RD_SI*4 +: 4]),
     .m_axi_rdata(s_rdata[RD_SI*512 +: 512]), .m_axi_rresp(s_rresp[RD_SI*2 +: 2]),
     .m_axi_rlast(s_rlast[RD_SI]), .m_axi_rvalid(s_rvalid[RD_SI]), .m_axi_rready(s_rready[RD_SI]));
+
+  // The control, weight and state-in streams reach the dispatcher and the
+  // engine through register slices: the readers' valid and last come from
+  // their word-select logic and the consumers' ready from their state
+  // machines, 8-9 LUT levels through both without them. abort_i drops what
+  // they hold, as the readers drop their data.
+  logic [2:0] rs_empty;  // the slices: control, weights, state in
+  prim_reg_slice #(.Width(1 + 32)) u_ctl_slice (
+    .clk_i, .rst_i(rst_i || abort),
+    .in_valid_i (rctl_valid), .in_ready_o(rctl_ready), .in_data_i({rctl_last, rctl_data}),
+    .out_valid_o(ctl_valid), .out_ready_i(ctl_ready), .out_data_o({ctl_last, ctl_data}), .empty_o(rs_empty[0]));
+  prim_reg_slice #(.Width(1 + WeightLanes * 32)) u_wgt_slice (
+    .clk_i, .rst_i(rst_i || abort),
+    .in_valid_i (rwgt_valid), .in_ready_o(rwgt_ready), .in_data_i({rwgt_last, rwgt_data}),
+    .out_valid_o(w_valid), .out_ready_i(w_ready), .out_data_o({w_last, w_data}), .empty_o(rs_empty[1]));
+  prim_reg_slice #(.Width(1 + 32)) u_si_slice (
+    .clk_i, .rst_i(rst_i || abort),
+    .in_valid_i (rsi_valid), .in_ready_o(rsi_ready), .in_data_i({rsi_last, rsi_data}),
+    .out_valid_o(si_valid), .out_ready_i(si_ready), .out_data_o({si_last, si_data}), .empty_o(rs_empty[2]));
 
   // The per-step reader: 4-word items from chunks at any 4-byte address,
   // repacked by u_in_gather into an Xp unit (G words) or a dh word a beat.
@@ -703,9 +733,15 @@ module farnn_core #(
     .m_axi_rdata(s_rdata[RD_IN*512 +: 512]), .m_axi_rresp(s_rresp[RD_IN*2 +: 2]),
     .m_axi_rlast(s_rlast[RD_IN]), .m_axi_rvalid(s_rvalid[RD_IN]), .m_axi_rready(s_rready[RD_IN]));
 
+  // The unit size follows the run's command, a cycle after the run unit
+  // latches it: the gather is empty then (its reader has not been given the
+  // command's first chunk), and the size stays out of its repacking paths.
+  logic [2:0] gather_size_q;
+  always_ff @(posedge clk_i) gather_size_q <= run_bw_q ? 3'd1 : ((eng_cell == core_regs_pkg::CELL_GRU) ? 3'd3 : 3'd4);
+
   unit_gather u_in_gather (
     .clk_i, .rst_i, .abort_i(abort),
-    .size_i     (run_bw_q ? 3'd1 : ((eng_cell == core_regs_pkg::CELL_GRU) ? 3'd3 : 3'd4)),  // the run's, latched
+    .size_i     (gather_size_q),
     .in_valid_i (rin_valid), .in_ready_o(rin_ready), .in_data_i(rin_data),
     .in_lo_i    (rin_lo[1:0]), .in_hi_i(rin_hi[1:0]), .in_last_i(rin_last),
     .out_valid_o(gu_valid), .out_ready_i(gu_ready), .out_data_o(gu_data), .out_last_o(gu_last),
@@ -964,21 +1000,38 @@ module farnn_core #(
   end
 
   // The dispatcher waits for idle only while it aborts (fault, soft reset),
-  // when nothing new starts: the idle it sees is registered, and counts only
-  // cycles spent aborting, so a command handed over just before the abort is
-  // never missed (the blocks' idle outputs reach the dispatcher's state in
-  // 10 LUT levels otherwise).
+  // when nothing new starts. The idle it sees is registered twice (each
+  // block's, then their AND), and each stage counts only cycles spent
+  // aborting, so a command handed over just before the abort is never
+  // missed (the blocks' idle outputs reach the dispatcher's state in 10 LUT
+  // levels otherwise).
+  localparam int unsigned NumIdle = NumRd + NumWr + 5;
+  logic [NumIdle-1:0] idle_q;
   always_ff @(posedge clk_i) begin
-    if (rst_i) abort_idle_q <= 1'b0;
-    else abort_idle_q <= abort && !eng_busy && !ld_busy && !run_busy && (&rd_idle) && (&wr_idle) && gather_idle &&
-                        in_slice_empty && out_sl_empty && so_sl_empty;
+    if (rst_i) begin
+      idle_q       <= '0;
+      abort_idle_q <= 1'b0;
+    end else begin
+      idle_q       <= {NumIdle{abort}} & {!eng_busy, !ld_busy, !run_busy, rd_idle, wr_idle, gather_idle,
+                                          in_slice_empty && out_sl_empty && so_sl_empty && (&rs_empty)};
+      abort_idle_q <= abort && (&idle_q);
+    end
   end
-  assign st_busy  = disp_busy;
+  // STATUS.busy/halted are read a cycle late, from registers (the register
+  // file's read mux adds 6 LUT levels to the dispatcher's state decode).
+  always_ff @(posedge clk_i) begin
+    if (rst_i) begin
+      st_busy_q   <= 1'b0;
+      st_halted_q <= 1'b0;
+    end else begin
+      st_busy_q   <= disp_busy;
+      st_halted_q <= st_halted;
+    end
+  end
 
   // ============================================================ counters
   // Engine counters are per command: added to the totals the cycle after
   // its done (when they have stopped).
-  logic eng_done_q;
   always_ff @(posedge clk_i) begin
     if (rst_i) eng_done_q <= 1'b0;
     else eng_done_q <= eng_done;
