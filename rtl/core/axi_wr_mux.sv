@@ -5,7 +5,7 @@
 // m_axi_awready, and its port joins a FIFO of grants (GrantDepth entries;
 // no AW is granted while it is full).
 // W: forwarded with zero added latency from the port at the head of the grant
-// FIFO until its WLAST, so W beats follow the order of the granted AWs (they
+// FIFO (kept in a register) until its WLAST, so W beats follow the order of the granted AWs (they
 // may reach the master port before their AW, which AXI allows). A port must
 // present W beats only for bursts whose AW it has had accepted.
 // B: routed by BID with zero added latency; port i must use AWID = i, so BID
@@ -73,8 +73,10 @@ module axi_wr_mux #(
   logic [PortWidth-1:0] gnt_mem [GrantDepth];
   logic [PtrWidth-1:0]  gnt_wptr_q, gnt_wptr_d, gnt_rptr_q, gnt_rptr_d;
   logic [CntWidth-1:0]  gnt_count_q, gnt_count_d;
-  logic [PortWidth-1:0] w_port;
-  logic                 w_active, w_end;
+  // The grant FIFO's head, kept in registers (a LUT-RAM read on the W path
+  // would reach the writers' FIFOs through their WREADY).
+  logic [PortWidth-1:0] w_port, head_d;
+  logic                 w_active, head_valid_d, w_end;
 
   // Round robin: the first requesting port after the last granted one, else
   // the first requesting port.
@@ -109,8 +111,18 @@ module axi_wr_mux #(
   always_ff @(posedge clk_i) begin
     if (load) gnt_mem[gnt_wptr_q] <= grant;
   end
-  assign w_port = gnt_mem[gnt_rptr_q];
-  assign w_active = (gnt_count_q != '0);
+  always_comb begin
+    head_d = w_port;
+    head_valid_d = w_active;
+    if (w_end) begin
+      // The next grant: in the FIFO, or the one loaded in this cycle.
+      head_valid_d = (32'(gnt_count_q) >= 2) || load;
+      head_d = (32'(gnt_count_q) >= 2) ? gnt_mem[next_ptr(gnt_rptr_q)] : grant;
+    end else if (!w_active && load) begin
+      head_valid_d = 1'b1;
+      head_d = grant;
+    end
+  end
   assign m_axi_wvalid = w_active && s_wvalid_i[w_port];
   assign m_axi_wdata = s_wdata_i[w_port*512 +: 512];
   assign m_axi_wstrb = s_wstrb_i[w_port*64 +: 64];
@@ -128,12 +140,16 @@ module axi_wr_mux #(
     if (rst_i) begin
       awvalid_q <= 1'b0;
       last_q <= '0;
+      w_port <= '0;
+      w_active <= 1'b0;
       gnt_wptr_q <= '0;
       gnt_rptr_q <= '0;
       gnt_count_q <= '0;
     end else begin
       awvalid_q <= awvalid_d;
       last_q <= last_d;
+      w_port <= head_d;
+      w_active <= head_valid_d;
       gnt_wptr_q <= gnt_wptr_d;
       gnt_rptr_q <= gnt_rptr_d;
       gnt_count_q <= gnt_count_d;
@@ -182,6 +198,8 @@ module axi_wr_mux #(
         assert (32'(m_axi_bid) < NumPorts) else $error("axi_wr_mux: BID %0d names no port", m_axi_bid);
       end
       assert (32'(gnt_count_q) <= GrantDepth) else $error("axi_wr_mux: grant FIFO overflow");
+      assert (w_active == (gnt_count_q != '0)) else $error("axi_wr_mux: head valid out of step with the FIFO");
+      assert (!w_active || w_port == gnt_mem[gnt_rptr_q]) else $error("axi_wr_mux: head out of step with the FIFO");
       assert (!aw_stalled_q || (m_axi_awvalid && aw_q == aw_held_q)) else $error("axi_wr_mux: AW dropped or changed while stalled");
       assert (!w_stalled_q || (m_axi_wvalid && {m_axi_wlast, m_axi_wstrb, m_axi_wdata} == w_held_q))
       else $error("axi_wr_mux: W dropped or changed while stalled");

@@ -383,7 +383,7 @@ module farnn_core #(
   always_ff @(posedge clk_i) eng_status_q <= eng_status;
 
   // ============================================================ dispatcher
-  logic                      run_start, run_bw, run_gate_en, run_gate_poll, run_done, run_fail, run_busy;
+  logic                      run_start_q, run_start, run_bw, run_gate_en, run_gate_poll, run_done, run_fail, run_busy;
   logic [1:0]                run_cell, run_gate_sel;
   logic [15:0]               run_hidden, run_batch, run_steps, run_maxlen, run_every;
   logic [7:0]                run_bank;
@@ -395,10 +395,10 @@ module farnn_core #(
   logic [4:0]                run_fail_code;
   logic [3:0]                run_fail_unit;
   logic                      gate_wait, wait_stall, desc_done, disp_busy, store_flush, store_idle;
-  logic                      dma_err, dma_err_write;
-  logic [63:0]               dma_err_addr;
-  logic [1:0]                dma_err_resp;
-  logic [3:0]                dma_err_stream;
+  logic                      dma_err, dma_err_write, dma_err_q, dma_err_write_q;
+  logic [63:0]               dma_err_addr, dma_err_addr_q;
+  logic [1:0]                dma_err_resp, dma_err_resp_q;
+  logic [3:0]                dma_err_stream, dma_err_stream_q;
 
   // Mover command/data wiring (index by the RD_/WR_ constants).
   logic [NumRd-1:0]    rc_valid, rc_ready, rc_last, rd_idle, rd_err;
@@ -425,6 +425,9 @@ module farnn_core #(
   logic [3:0]          unused_rin_bits;                     // a 4-word item's word index has 2 bits
   assign unused_rin_bits = {rin_lo[3:2], rin_hi[3:2]};
   logic [3:0]          ctl_stream;
+  logic                cc_valid, cc_ready, cc_empty;     // the dispatcher's control-read command
+  logic [63:0]         cc_addr;
+  logic [31:0]         cc_bytes;
 
   core_dispatch #(
     .NumWindows    (NumWindows),
@@ -464,21 +467,21 @@ module farnn_core #(
     .irq_error_set_o     (irq_error_set),
     .desc_done_o         (desc_done),
     .wait_stall_o        (wait_stall),
-    .dma_err_i           (dma_err),
-    .dma_err_addr_i      (dma_err_addr),
-    .dma_err_resp_i      (dma_err_resp),
-    .dma_err_write_i     (dma_err_write),
-    .dma_err_stream_i    (dma_err_stream),
+    .dma_err_i           (dma_err_q),
+    .dma_err_addr_i      (dma_err_addr_q),
+    .dma_err_resp_i      (dma_err_resp_q),
+    .dma_err_write_i     (dma_err_write_q),
+    .dma_err_stream_i    (dma_err_stream_q),
     .abort_o             (abort),
     .eng_rst_o           (eng_rst),
     .store_flush_o       (store_flush),
     .all_idle_i          (abort_idle_q),
     .store_idle_i        (store_idle),
     .ctl_stream_o        (ctl_stream),
-    .ctl_cmd_valid_o     (rc_valid[RD_CTL]),
-    .ctl_cmd_ready_i     (rc_ready[RD_CTL]),
-    .ctl_cmd_addr_o      (rc_addr[RD_CTL*64 +: 64]),
-    .ctl_cmd_bytes_o     (rc_bytes[RD_CTL*32 +: 32]),
+    .ctl_cmd_valid_o     (cc_valid),
+    .ctl_cmd_ready_i     (cc_ready),
+    .ctl_cmd_addr_o      (cc_addr),
+    .ctl_cmd_bytes_o     (cc_bytes),
     .ctl_valid_i         (ctl_valid),
     .ctl_ready_o         (ctl_ready),
     .ctl_data_i          (ctl_data),
@@ -539,9 +542,44 @@ module farnn_core #(
   );
   assign wc_bytes[WR_NTF*32 +: 32] = 32'd4;
   assign rc_last[RD_CTL] = 1'b1;
+
+  // The control reader's command passes a register slice: its address and
+  // size are muxed by the dispatcher's state, and the reader's burst split
+  // adds a carry chain (8 LUT levels through both).
+  prim_reg_slice #(.Width(64 + 32)) u_ctl_cmd_slice (
+    .clk_i, .rst_i(rst_i || abort),
+    .in_valid_i (cc_valid), .in_ready_o(cc_ready), .in_data_i({cc_addr, cc_bytes}),
+    .out_valid_o(rc_valid[RD_CTL]), .out_ready_i(rc_ready[RD_CTL]),
+    .out_data_o ({rc_addr[RD_CTL*64 +: 64], rc_bytes[RD_CTL*32 +: 32]}), .empty_o(cc_empty));
   assign rc_last[RD_WGT] = 1'b1;
 
   // ============================================================ run unit
+  // The run unit starts a cycle after the dispatcher issues, from a
+  // register (9 LUT levels from the dispatcher's state through the run
+  // unit's start logic otherwise). The command's fields come from the
+  // dispatcher's registers, which hold until the next descriptor is decoded,
+  // many cycles later (asserted).
+  always_ff @(posedge clk_i) begin
+    if (rst_i || abort) run_start_q <= 1'b0;
+    else run_start_q <= run_start;
+  end
+`ifndef SYNTHESIS
+  localparam int unsigned RunFieldBits = 3 + 2 * 2 + 5 * 16 + 8 + MaxBatch * 16 + 6 * 32 + 2 * 18 + 6 * 64 +
+                                         2 * StoreAddrWidth;
+  logic [RunFieldBits-1:0] run_fields, run_fields_q;
+  assign run_fields = {run_bw, run_gate_en, run_gate_poll, run_cell, run_gate_sel, run_hidden, run_batch, run_steps,
+                       run_maxlen, run_every, run_bank, run_lengths, run_total, run_in_stride, run_out_stride,
+                       run_watchdog, run_si_bytes, run_so_bytes, run_in_words, run_out_words, run_in_addr,
+                       run_out_addr, run_si_addr, run_so_addr, run_gate_addr, run_prog_addr, run_store_base,
+                       run_store_size};
+  always_ff @(posedge clk_i) begin
+    run_fields_q <= run_fields;
+    if (!rst_i && run_start_q) begin
+      assert (run_fields == run_fields_q) else $error("farnn_core: a run's fields changed the cycle after its issue");
+    end
+  end
+`endif
+
   core_run #(
     .MaxBatch      (MaxBatch),
     .StoreAddrWidth(StoreAddrWidth)
@@ -549,7 +587,7 @@ module farnn_core #(
     .clk_i,
     .rst_i             (rst_i || eng_rst),
     .abort_i           (abort),
-    .start_i           (run_start),
+    .start_i           (run_start_q),
     .bw_i              (run_bw),
     .cell_i            (run_cell),
     .hidden_i          (run_hidden),
@@ -998,6 +1036,17 @@ module farnn_core #(
       end
     end
   end
+  // The dispatcher takes the fault a cycle later, from registers (the
+  // control reader's stream comes from the dispatcher's state: 8 LUT levels
+  // round the loop otherwise).
+  always_ff @(posedge clk_i) begin
+    if (rst_i) dma_err_q <= 1'b0;
+    else dma_err_q <= dma_err;
+    dma_err_addr_q   <= dma_err_addr;
+    dma_err_resp_q   <= dma_err_resp;
+    dma_err_write_q  <= dma_err_write;
+    dma_err_stream_q <= dma_err_stream;
+  end
 
   // The dispatcher waits for idle only while it aborts (fault, soft reset),
   // when nothing new starts. The idle it sees is registered twice (each
@@ -1013,7 +1062,7 @@ module farnn_core #(
       abort_idle_q <= 1'b0;
     end else begin
       idle_q       <= {NumIdle{abort}} & {!eng_busy, !ld_busy, !run_busy, rd_idle, wr_idle, gather_idle,
-                                          in_slice_empty && out_sl_empty && so_sl_empty && (&rs_empty)};
+                                          in_slice_empty && out_sl_empty && so_sl_empty && (&rs_empty) && cc_empty};
       abort_idle_q <= abort && (&idle_q);
     end
   end
