@@ -525,14 +525,17 @@ BLOCKS.update({
 # writers on the host master (axi_rd_mux / axi_wr_mux), the gate-store
 # adapter (store_axi) on the card master.
 #
-# The whole core (`farnn_core`, engine P4 inside) is opt-in (--large): Yosys
-# takes ~10 min on it and the netlist simulation 10-14 min to build (2
-# cores), which would more than double `make synth` (~22 min). The default run
-# synthesizes the shell's parts on their own (9 blocks, ~4.5 min with their
-# equivalence checks), at the parameters farnn_core gives them, and the
-# report's "shell parts total" adds them up at their counts in farnn_core
-# (SHELL_PARTS); `farnn_core` gives the figures in context ("shell
-# (farnn_core minus engine)", each part and each DMA mover on its own).
+# The whole core (`farnn_core`, engine P4 inside) is in every run: its depth
+# decides the clock with the blocks', because paths that leave one part
+# combinationally and end in another are measured only there (Yosys takes
+# ~14 min on it). Its equivalence check is opt-in (--large): the netlist
+# simulation takes 10-14 min to build, and every part in it has its own
+# check. The run also synthesizes the shell's parts on their own (9 blocks,
+# ~4.5 min with their equivalence checks), at the parameters farnn_core
+# gives them, and the report's "shell parts total" adds them up at their
+# counts in farnn_core (SHELL_PARTS); `farnn_core` gives the figures in
+# context ("shell (farnn_core minus engine)", each part and each DMA mover
+# on its own).
 import json as _json
 import os as _os
 
@@ -1420,11 +1423,11 @@ CORE_MEMS = [(r"(.*\.)?u_weights" + LANE, {"bram", "uram"}),
              (r"u_(order|rbuf|bbuf)\.u_ram" + LANE, {"lutram", "ff"})] + ROM_MEMS + \
             [(r".*", {"bram", "uram", "lutram", "ff"})]  # the engine's others (as the engine block)
 BLOCKS["farnn_core"] = {
-    "top": "farnn_core", "params": dict(P4), "quick": False, "slow": 2, "optional": True,
+    "top": "farnn_core", "params": dict(P4), "quick": False, "slow": 3, "eq_opt_in": True,
     "mems": CORE_MEMS, "dsp": None, "eq": FARNN_CORE_EQ,
     "submodules": ["engine", "core_regs", "core_dispatch", "core_run", "dma_reader", "dma_writer",
                    "axi_rd_mux", "axi_wr_mux", "store_axi"],
     # several instances of one module: named by a parameter
     "instances": {"dma_reader": ("Id", {p["Id"]: i for i, p, _ in SHELL_READERS.values()}),
                   "dma_writer": ("Id", {p["Id"]: i for i, p in SHELL_WRITERS.items()})},
-    "doc": "the FPGA shell with the engine at P4 (opt-in, --large): shell = farnn_core - engine"}
+    "doc": "the FPGA shell with the engine at P4 (its equivalence check with --large): shell = farnn_core - engine"}

@@ -483,7 +483,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(flow.ROOT, "build", "synth"))
     ap.add_argument("--blocks", help="comma-separated subset of: " + ",".join(blocks.BLOCKS))
     ap.add_argument("--quick", action="store_true", help="only the quick blocks")
-    ap.add_argument("--large", action="store_true", help="also the opt-in large blocks (engine_p16)")
+    ap.add_argument("--large", action="store_true",
+                    help="also the opt-in large blocks (engine_p16) and the opt-in equivalence checks (farnn_core)")
     ap.add_argument("--no-eq", action="store_true")
     ap.add_argument("--no-capacity", action="store_true")
     ap.add_argument("--cycles", type=int)
@@ -519,7 +520,8 @@ def main():
     t0 = time.time()
 
     def args_of(n):  # synth_block's arguments (picklable, for the worker processes)
-        return (n, a.out, not a.no_eq, a.cycles, a.seed, a.fast_build or blocks.BLOCKS[n].get("quick", False))
+        do_eq = not a.no_eq and (a.large or not blocks.BLOCKS[n].get("eq_opt_in"))
+        return (n, a.out, do_eq, a.cycles, a.seed, a.fast_build or blocks.BLOCKS[n].get("quick", False))
 
     def report_one(n, r):
         msg = "synth: %s %s" % (n, r["status"])
