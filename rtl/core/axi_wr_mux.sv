@@ -5,9 +5,10 @@
 // m_axi_awready, and its port joins a FIFO of grants (GrantDepth entries;
 // no AW is granted while it is full).
 // W: forwarded with zero added latency from the port at the head of the grant
-// FIFO (kept in a register) until its WLAST, so W beats follow the order of the granted AWs (they
-// may reach the master port before their AW, which AXI allows). A port must
-// present W beats only for bursts whose AW it has had accepted.
+// FIFO (kept in a register) until its WLAST, so W beats follow the order of
+// the granted AWs (they may reach the master port before their AW, which
+// AXI allows). A port must present W beats only for bursts whose AW it has
+// had accepted.
 // B: routed by BID with zero added latency; port i must use AWID = i, so BID
 // names the port. A BID naming no port is discarded (and asserted against).
 // Latency: AW 1 cycle; W and B 0 cycles. Throughput: one AW, one W beat and
@@ -75,8 +76,8 @@ module axi_wr_mux #(
   logic [CntWidth-1:0]  gnt_count_q, gnt_count_d;
   // The grant FIFO's head, kept in registers (a LUT-RAM read on the W path
   // would reach the writers' FIFOs through their WREADY).
-  logic [PortWidth-1:0] w_port, head_d;
-  logic                 w_active, head_valid_d, w_end;
+  logic [PortWidth-1:0] head_q, head_d, w_port;
+  logic                 head_valid_q, head_valid_d, w_active, w_end;
 
   // Round robin: the first requesting port after the last granted one, else
   // the first requesting port.
@@ -111,9 +112,11 @@ module axi_wr_mux #(
   always_ff @(posedge clk_i) begin
     if (load) gnt_mem[gnt_wptr_q] <= grant;
   end
+  assign w_port = head_q;
+  assign w_active = head_valid_q;
   always_comb begin
-    head_d = w_port;
-    head_valid_d = w_active;
+    head_d = head_q;
+    head_valid_d = head_valid_q;
     if (w_end) begin
       // The next grant: in the FIFO, or the one loaded in this cycle.
       head_valid_d = (32'(gnt_count_q) >= 2) || load;
@@ -140,16 +143,16 @@ module axi_wr_mux #(
     if (rst_i) begin
       awvalid_q <= 1'b0;
       last_q <= '0;
-      w_port <= '0;
-      w_active <= 1'b0;
+      head_q <= '0;
+      head_valid_q <= 1'b0;
       gnt_wptr_q <= '0;
       gnt_rptr_q <= '0;
       gnt_count_q <= '0;
     end else begin
       awvalid_q <= awvalid_d;
       last_q <= last_d;
-      w_port <= head_d;
-      w_active <= head_valid_d;
+      head_q <= head_d;
+      head_valid_q <= head_valid_d;
       gnt_wptr_q <= gnt_wptr_d;
       gnt_rptr_q <= gnt_rptr_d;
       gnt_count_q <= gnt_count_d;

@@ -403,7 +403,8 @@ module dma_writer #(
       assert (!ring_push || !ring_full) else $error("dma_writer: burst ring overflow");
       assert (!active_q || last_item_q == (words_left_q == 30'(item_words)))
       else $error("dma_writer: last_item_q out of step with words_left_q");
-      assert (cap_q == (32'(burst_beats_q) == BurstCap - 1)) else $error("dma_writer: cap_q out of step with burst_beats_q");
+      assert (cap_q == (32'(burst_beats_q) == BurstCap - 1))
+      else $error("dma_writer: cap_q out of step with burst_beats_q");
       assert (n_ring_q == n_formed_q + n_out_q) else $error("dma_writer: n_ring_q out of step with the ring");
       assert (!w_hs || owed_q != '0) else $error("dma_writer: W beat that no AW owes");
       assert (32'(n_out_q) <= MaxOutstanding) else $error("dma_writer: more bursts in flight than MaxOutstanding");

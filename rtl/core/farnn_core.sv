@@ -380,7 +380,11 @@ module farnn_core #(
   // from the sequencer's state to the dispatcher's otherwise).
   logic       eng_done_q;
   logic [4:0] eng_status_q;
-  always_ff @(posedge clk_i) eng_status_q <= eng_status;
+  always_ff @(posedge clk_i) begin
+    if (rst_i) eng_done_q <= 1'b0;
+    else eng_done_q <= eng_done;
+    eng_status_q <= eng_status;
+  end
 
   // ============================================================ dispatcher
   logic                      run_start_q, run_start, run_bw, run_gate_en, run_gate_poll, run_done, run_fail, run_busy;
@@ -419,13 +423,19 @@ module farnn_core #(
   logic [127:0]        rin_data;
   logic [3:0]          rin_lo, rin_hi;
   logic [15:0]         unused_rd_lo, unused_rd_hi;          // the item-aligned readers' (0 and OutWords - 1)
-  logic                gather_idle, in_slice_empty;
+  logic                gather_idle;
+  // The register slices at the parts' boundaries hold nothing (the idle the
+  // dispatcher waits for): per-step input, h/delta, state out, control,
+  // weights, state in, control-read command.
+  localparam int unsigned NumSlices = 7;
+  localparam int unsigned SL_IN = 0, SL_OUT = 1, SL_SO = 2, SL_CTL = 3, SL_WGT = 4, SL_SI = 5, SL_CC = 6;
+  logic [NumSlices-1:0] slice_empty;
   logic                gu_valid, gu_ready, gu_last;         // the gather's units, into u_in_slice
   logic [127:0]        gu_data;
   logic [3:0]          unused_rin_bits;                     // a 4-word item's word index has 2 bits
   assign unused_rin_bits = {rin_lo[3:2], rin_hi[3:2]};
   logic [3:0]          ctl_stream;
-  logic                cc_valid, cc_ready, cc_empty;     // the dispatcher's control-read command
+  logic                cc_valid, cc_ready;               // the dispatcher's control-read command
   logic [63:0]         cc_addr;
   logic [31:0]         cc_bytes;
 
@@ -550,7 +560,7 @@ module farnn_core #(
     .clk_i, .rst_i(rst_i || abort),
     .in_valid_i (cc_valid), .in_ready_o(cc_ready), .in_data_i({cc_addr, cc_bytes}),
     .out_valid_o(rc_valid[RD_CTL]), .out_ready_i(rc_ready[RD_CTL]),
-    .out_data_o ({rc_addr[RD_CTL*64 +: 64], rc_bytes[RD_CTL*32 +: 32]}), .empty_o(cc_empty));
+    .out_data_o ({rc_addr[RD_CTL*64 +: 64], rc_bytes[RD_CTL*32 +: 32]}), .empty_o(slice_empty[SL_CC]));
   assign rc_last[RD_WGT] = 1'b1;
 
   // ============================================================ run unit
@@ -740,19 +750,18 @@ module farnn_core #(
   // their word-select logic and the consumers' ready from their state
   // machines, 8-9 LUT levels through both without them. abort_i drops what
   // they hold, as the readers drop their data.
-  logic [2:0] rs_empty;  // the slices: control, weights, state in
   prim_reg_slice #(.Width(1 + 32)) u_ctl_slice (
     .clk_i, .rst_i(rst_i || abort),
     .in_valid_i (rctl_valid), .in_ready_o(rctl_ready), .in_data_i({rctl_last, rctl_data}),
-    .out_valid_o(ctl_valid), .out_ready_i(ctl_ready), .out_data_o({ctl_last, ctl_data}), .empty_o(rs_empty[0]));
+    .out_valid_o(ctl_valid), .out_ready_i(ctl_ready), .out_data_o({ctl_last, ctl_data}), .empty_o(slice_empty[SL_CTL]));
   prim_reg_slice #(.Width(1 + WeightLanes * 32)) u_wgt_slice (
     .clk_i, .rst_i(rst_i || abort),
     .in_valid_i (rwgt_valid), .in_ready_o(rwgt_ready), .in_data_i({rwgt_last, rwgt_data}),
-    .out_valid_o(w_valid), .out_ready_i(w_ready), .out_data_o({w_last, w_data}), .empty_o(rs_empty[1]));
+    .out_valid_o(w_valid), .out_ready_i(w_ready), .out_data_o({w_last, w_data}), .empty_o(slice_empty[SL_WGT]));
   prim_reg_slice #(.Width(1 + 32)) u_si_slice (
     .clk_i, .rst_i(rst_i || abort),
     .in_valid_i (rsi_valid), .in_ready_o(rsi_ready), .in_data_i({rsi_last, rsi_data}),
-    .out_valid_o(si_valid), .out_ready_i(si_ready), .out_data_o({si_last, si_data}), .empty_o(rs_empty[2]));
+    .out_valid_o(si_valid), .out_ready_i(si_ready), .out_data_o({si_last, si_data}), .empty_o(slice_empty[SL_SI]));
 
   // The per-step reader: 4-word items from chunks at any 4-byte address,
   // repacked by u_in_gather into an Xp unit (G words) or a dh word a beat.
@@ -797,7 +806,7 @@ module farnn_core #(
     .out_valid_o(in_valid),
     .out_ready_i(in_ready),
     .out_data_o ({in_last, in_data}),
-    .empty_o    (in_slice_empty));
+    .empty_o    (slice_empty[SL_IN]));
 
   dma_reader #(.IdWidth(4), .Id(RD_POLL), .OutWords(1), .FifoBeats(2), .MaxBurstBeats(1),
                .MaxOutstanding(1)) u_rd_poll (
@@ -842,7 +851,6 @@ module farnn_core #(
   // (12 LUT levels through both without them). abort_i drops what they
   // hold, as the writers drop the words handed over.
   logic [127:0] out_item, out_sl_data;   // h a word (zero above), or delta a unit
-  logic         out_sl_empty, so_sl_empty;
   assign out_item = run_bw_q ? delta_data : {96'b0, h_data};
   prim_reg_slice #(.Width(128)) u_out_slice (
     .clk_i,
@@ -853,7 +861,7 @@ module farnn_core #(
     .out_valid_o(wi_valid[WR_OUT]),
     .out_ready_i(wi_ready[WR_OUT]),
     .out_data_o (out_sl_data),
-    .empty_o    (out_sl_empty));
+    .empty_o    (slice_empty[SL_OUT]));
   assign wi_data[WR_OUT*32 +: 32] = out_sl_data[31:0];
   prim_reg_slice #(.Width(32)) u_so_slice (
     .clk_i,
@@ -864,7 +872,7 @@ module farnn_core #(
     .out_valid_o(wi_valid[WR_SO]),
     .out_ready_i(wi_ready[WR_SO]),
     .out_data_o (wi_data[WR_SO*32 +: 32]),
-    .empty_o    (so_sl_empty));
+    .empty_o    (slice_empty[SL_SO]));
 
   for (genvar i = 0; i < NumWr; i++) begin : g_wr
     localparam int unsigned Beats = (i == WR_OUT) ? 32 : (i == WR_SO) ? 16 : 2;
@@ -1062,7 +1070,7 @@ module farnn_core #(
       abort_idle_q <= 1'b0;
     end else begin
       idle_q       <= {NumIdle{abort}} & {!eng_busy, !ld_busy, !run_busy, rd_idle, wr_idle, gather_idle,
-                                          in_slice_empty && out_sl_empty && so_sl_empty && (&rs_empty) && cc_empty};
+                                          &slice_empty};
       abort_idle_q <= abort && (&idle_q);
     end
   end
@@ -1080,12 +1088,7 @@ module farnn_core #(
 
   // ============================================================ counters
   // Engine counters are per command: added to the totals the cycle after
-  // its done (when they have stopped).
-  always_ff @(posedge clk_i) begin
-    if (rst_i) eng_done_q <= 1'b0;
-    else eng_done_q <= eng_done;
-  end
-
+  // its done (eng_done_q, when they have stopped).
   logic [63:0] host_wr_bytes, card_wr_bytes;
   always_comb begin
     host_wr_bytes = '0;
