@@ -925,10 +925,16 @@ module farnn_core #(
   // adapter's ready depends on the request's address (it pairs a beat's two
   // records and shares a read beat), and the engine's request address comes
   // from an add, so without it one cycle ran engine -> adapter -> engine
-  // (13 LUT levels in the assembled core). It is emptied with the adapter
-  // by the soft reset, which resets the engine too (nothing waits for the
-  // dropped requests' responses); the adapter is idle only with it empty.
+  // (13 LUT levels in the assembled core). A second slice carries the
+  // responses back: the engine's response ready comes from its stale count
+  // and record FIFO, and the adapter's response fire pops its read buffer,
+  // 8 LUT levels through both without it (measured on b668776). Both are
+  // emptied with the adapter by the soft reset, which resets the engine too
+  // (nothing waits for the dropped requests' responses); the adapter is idle
+  // only with them empty.
   logic                      sl_valid, sl_ready, sl_write, sl_empty, st_idle;
+  logic                      rsl_valid, rsl_ready, rsl_empty;
+  logic [255:0]              rsl_data;
   logic [StoreAddrWidth-1:0] sl_addr;
   logic [255:0]              sl_data;
   prim_reg_slice #(.Width(1 + StoreAddrWidth + 256)) u_store_slice (
@@ -942,7 +948,18 @@ module farnn_core #(
     .out_data_o ({sl_write, sl_addr, sl_data}),
     .empty_o    (sl_empty)
   );
-  assign store_idle = st_idle && sl_empty;
+  prim_reg_slice #(.Width(256)) u_store_rsp_slice (
+    .clk_i,
+    .rst_i      (rst_i || store_flush),
+    .in_valid_i (rsl_valid),
+    .in_ready_o (rsl_ready),
+    .in_data_i  (rsl_data),
+    .out_valid_o(mrsp_valid),
+    .out_ready_i(mrsp_ready),
+    .out_data_o (mrsp_data),
+    .empty_o    (rsl_empty)
+  );
+  assign store_idle = st_idle && sl_empty && rsl_empty;
   logic                      st_err;
   logic [StoreAddrWidth-1:0] st_err_addr;
   logic [1:0]                st_err_resp;
@@ -960,9 +977,9 @@ module farnn_core #(
     .req_write_i  (sl_write),
     .req_addr_i   (sl_addr),
     .req_data_i   (sl_data),
-    .rsp_valid_o  (mrsp_valid),
-    .rsp_ready_i  (mrsp_ready),
-    .rsp_data_o   (mrsp_data),
+    .rsp_valid_o  (rsl_valid),
+    .rsp_ready_i  (rsl_ready),
+    .rsp_data_o   (rsl_data),
     .err_o        (st_err),
     .err_addr_o   (st_err_addr),
     .err_resp_o   (st_err_resp),
