@@ -46,7 +46,7 @@ BOARDS = {
         "fixed": {
             "WeightLanes": 16,       # one 512-bit beat of the host master per weight-stream beat
             "MaxBatch": 4,           # the configuration the model's fixed cost was measured at (P4)
-            "MulLatency": 2,         # the operator pipelines the 16-level / clock estimate
+            "MulLatency": 2,         # the operator pipelines the clock estimate
             "AddLatency": 3,         #   was measured with (P4); other cuts change the clock
             "StoreAddrWidth": 34,    # DDR4 C0: one 16 GiB RDIMM, the MIG's 34-bit AXI address
         },

@@ -4,8 +4,9 @@
 Reads the synthesis report (report.json of synth.py): the cost of one PE
 (the PE chain's total divided by NumPe) and the fixed cost of the engine
 (engine minus its chain: sequencer, activation unit, FIFOs, buffers) and of
-the shell around it (farnn_core's parts: registers, dispatcher, run unit,
-DMA movers, gate-store adapter). For
+the shell around it (farnn_core minus its engine, synthesized in context:
+registers, dispatcher, run unit, DMA movers, gate-store adapter and the
+logic between them). For
 each target (Xilinx VU9P, VU13P; Alveo U250 and U280 user regions) it
 computes
   - how many PEs fit, in chains of CHAIN_LEN PEs whose tails meet in the
@@ -225,10 +226,15 @@ def render(inputs):
     L.append("- User region: the Alveo platform's dynamic region; for a bare VU9P/VU13P,")
     L.append("  the device minus 10 % of every resource for the PCIe/DMA and DDR IP. Then at most")
     L.append("  %d %% of the remaining LUT and FF (routability and timing closure) and" % (UTIL_LOGIC * 100))
-    L.append("  %d %% of DSP, BRAM and URAM, minus the fixed part (the engine's and the" % (UTIL_HARD * 100))
-    L.append("  farnn_core shell's parts'). Not counted: `farnn_core`'s own logic beside")
-    L.append("  its parts (counters, fault and interrupt logic, the register slices at")
-    L.append("  the parts' boundaries; performance.md, \"The shell (farnn_core)\").")
+    L.append("  %d %% of DSP, BRAM and URAM, minus the fixed part (the engine's beside" % (UTIL_HARD * 100))
+    if "in context" in inputs["fixed_source"]:
+        L.append("  its chain, and the farnn_core shell's: its parts and its own logic beside")
+        L.append("  them, the counters, fault and interrupt logic and the register slices at")
+        L.append("  the parts' boundaries; performance.md, \"The shell (farnn_core)\").")
+    else:
+        L.append("  its chain, and the farnn_core shell's parts'). Not counted: `farnn_core`'s")
+        L.append("  own logic beside its parts (counters, fault and interrupt logic, the")
+        L.append("  register slices at the parts' boundaries).")
     L.append("- The PEs come in chains of %d (`NumChains` = PEs / %d): each chain beyond" % (CHAIN_LEN, CHAIN_LEN))
     L.append("  the first adds a node of the join tree (an adder and registers for the")
     L.append("  four result lanes) as measured. The broadcast tree's registers (a")
@@ -315,14 +321,20 @@ def inputs_from_report(report):
     weight_bram = 1.0  # one RAMB36 per PE at WeightDepth 1024 (checked by the flow)
     pe = {"LUT": math.ceil(per["LUT"]), "FF": math.ceil(per["FF"]), "DSP": math.ceil(per["DSP48E2"]),
           "BRAM36_other": round(max(0.0, per["RAMB36"] - weight_bram), 2)}
-    # The fixed part: the engine minus its chain, plus the shell (farnn_core's
-    # parts at their counts) when every part was synthesized.
+    # The fixed part: the engine minus its chain, plus the shell: farnn_core
+    # minus its engine, synthesized in context (its parts and its own logic
+    # beside them) where the run has it, else the parts' blocks at their
+    # counts when every part was synthesized (its own logic left out).
     fx = dict(s["engine_fixed"])
     fsrc = "engine P4 minus its PE chain"
     sp = s.get("shell_parts")
-    if sp and not sp["missing"]:
-        fx = {k: fx[k] + sp["total"][k] for k in ("LUT", "FF", "DSP48E2", "RAMB36", "URAM")}
-        fsrc += ", plus the shell's parts (farnn_core at P4)"
+    res = ("LUT", "FF", "DSP48E2", "RAMB36", "URAM")
+    if "shell" in s:
+        fx = {k: fx[k] + s["shell"]["total"][k] for k in res}
+        fsrc += ", plus the shell (farnn_core at P4 minus its engine, in context)"
+    elif sp and not sp["missing"]:
+        fx = {k: fx[k] + sp["total"][k] for k in res}
+        fsrc += ", plus the shell's parts (farnn_core at P4; its own logic beside them not counted)"
     fixed = {"LUT": math.ceil(fx["LUT"]), "FF": math.ceil(fx["FF"]), "DSP": math.ceil(fx["DSP48E2"]),
              "BRAM36": math.ceil(fx["RAMB36"]), "URAM": math.ceil(fx["URAM"])}
     # A join node: chain_join at JOIN_CHAINS chains holds JOIN_CHAINS - 1.
