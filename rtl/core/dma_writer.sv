@@ -249,7 +249,9 @@ module dma_writer #(
     junk_d = junk_q - BeatCntWidth'(junk_pop);
     // Nothing is issued or pushed in the abort cycle: every beat left in the
     // FIFO that no issued AW owes is dropped.
-    if (abort_i) junk_d = fifo_count - BeatCntWidth'(w_hs || junk_pop) - owed_d;
+    // (No AW issues in an abort cycle, so owed_d is owed_q less this W beat:
+    // written so, the count does not wait on the AW handshake.)
+    if (abort_i) junk_d = fifo_count - BeatCntWidth'(w_hs || junk_pop) - (owed_q - BeatCntWidth'(w_hs));
   end
 
   prim_fifo #(

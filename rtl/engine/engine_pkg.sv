@@ -108,6 +108,14 @@ package engine_pkg;
     else                                            layer_error = ERR_NONE;
   endfunction
 
+  // G*H, the gate rows of a layer: 3H (GRU) or 4H (LSTM), as a shift and an
+  // add. Written as `H * 3`, Yosys puts it on a DSP48E2 without registers,
+  // whose 5 levels (the clock rule's count for such a DSP) ended in the
+  // sequencer's and the loader's division remainder at 7 levels.
+  function automatic logic [17:0] gate_rows_of(input logic is_gru, input logic [15:0] hidden);
+    gate_rows_of = is_gru ? (18'(hidden) << 1) + 18'(hidden) : 18'(hidden) << 2;
+  endfunction
+
   // The sequencer's spacing rules, all in one place (the cycle model in
   // sw/lib/engine_cycles.cpp mirrors them by name). rows = ceil(G*H / NumPe).
   // FW: cycles between ELEM tokens. A PE does its rows' MACs on each element,

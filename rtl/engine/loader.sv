@@ -88,6 +88,7 @@ module loader #(
     L_IDLE, L_SETUP, L_DIVIDE, L_CHECK, L_RUN, L_DRAIN, L_ABORT, L_SKIP, L_DONE
   } state_e;
   state_e state_q, state_d;
+  logic   done_q;  // state_q == L_DONE (done_o)
 
   logic [BankWidth-1:0]    bank_q, bank_d;
   logic [7:0]              bank_in_q, bank_in_d;
@@ -210,7 +211,6 @@ module loader #(
 
     load_ready_o   = 1'b0;
     weight_ready_o = 1'b0;
-    done_o         = 1'b0;
     wflush_o       = (state_q == L_ABORT);
     bias_we_o      = '0;
     bias_data_o    = '0;
@@ -234,8 +234,8 @@ module loader #(
       end
 
       L_SETUP: begin
-        gh_d    = (cell_q == engine_pkg::CELL_GRU) ? 18'(hid_q) * 18'd3 : 18'(hid_q) * 18'd4;
-        rem_d   = (cell_q == engine_pkg::CELL_GRU) ? 18'(hid_q) * 18'd3 : 18'(hid_q) * 18'd4;
+        gh_d    = engine_pkg::gate_rows_of(cell_q == engine_pkg::CELL_GRU, hid_q);
+        rem_d   = engine_pkg::gate_rows_of(cell_q == engine_pkg::CELL_GRU, hid_q);
         quo_d   = '0;
         qh_d    = '0;
         hm1_d   = hid_q - 1'b1;
@@ -364,7 +364,6 @@ module loader #(
       end
 
       L_DONE: begin
-        done_o  = 1'b1;
         state_d = L_IDLE;
       end
 
@@ -402,6 +401,7 @@ module loader #(
   always_ff @(posedge clk_i) begin
     if (rst_i) begin
       state_q    <= L_IDLE;
+      done_q     <= 1'b0;
       status_q   <= engine_pkg::ERR_NONE;
       unit_q     <= engine_pkg::UNIT_NONE;
       skip_q     <= 1'b0;
@@ -414,6 +414,7 @@ module loader #(
       wb_valid_q <= 1'b0;
     end else begin
       state_q    <= state_d;
+      done_q     <= (state_d == L_DONE);
       status_q   <= status_d;
       unit_q     <= unit_d;
       skip_q     <= skip_d;
@@ -458,6 +459,9 @@ module loader #(
 
   assign busy_o        = (state_q != L_IDLE);
   assign bank_o        = bank_q;
+  // done_o is state_q == L_DONE from a register of its own: the dispatcher
+  // reads it through its whole fault and retirement logic.
+  assign done_o        = done_q;
   assign status_o      = status_q;
   assign status_unit_o = unit_q;
   assign bank_valid_o  = bv_q;
@@ -487,6 +491,8 @@ module loader #(
       else $error("loader: quo * H kept by adds differs from the product");
       assert (state_q != L_CHECK || rh_q == (CW'(rm1_q) + 1'b1) * CW'(hid_q))
       else $error("loader: R * H differs from the product");
+      assert (done_q == (state_q == L_DONE))
+      else $error("loader: done_q differs from state_q == L_DONE");
     end
   end
 `endif

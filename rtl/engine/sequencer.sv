@@ -1012,9 +1012,9 @@ module sequencer #(
 
       // Checks that bound the derivation below, then G*H for the division.
       S_SETUP: begin
-        gh_d  = is_gru ? 18'(hid_q) * 18'd3 : 18'(hid_q) * 18'd4;
+        gh_d  = engine_pkg::gate_rows_of(is_gru, hid_q);
         hm1_d = hid_q - 1'b1;
-        rem_d = is_gru ? 18'(hid_q) * 18'd3 : 18'(hid_q) * 18'd4;
+        rem_d = engine_pkg::gate_rows_of(is_gru, hid_q);
         quo_d = '0;
         bank_base_d = WAddrWidth'(32'(bank_q) * WeightDepth);
         wrap_d = ({1'b0, base_q} + {1'b0, size_q}) > {1'b1, MemAddrWidth'(0)};

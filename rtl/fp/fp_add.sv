@@ -280,7 +280,7 @@ module fp_add #(
   // complement, range -26..255 for finite operands); round to nearest even
   // decided on the normalized frame.
   logic [26:0] norm16, norm4, norm;
-  logic [ 9:0] exp_res;
+  logic [ 7:0] exp_res;  // e_big + 1 - lzc, mod 256 (the flags below hold the range)
   logic        s5_zero, s5_uflow, s5_ovf, s5_round_up;
 
   always_comb begin
@@ -298,12 +298,15 @@ module fp_add #(
       2'd2:    norm = {norm4[24:0], 2'd0};
       default: norm = {norm4[23:0], 3'd0};
     endcase
-    exp_res     = {2'b00, c4_exp} + 10'd1 - {5'd0, c4_lzc};
+    exp_res     = c4_exp + 8'd1 - {3'd0, c4_lzc};
     // Exact zero (the sum, not norm[27], which waits for the shift), or both
     // inputs zero/subnormal.
     s5_zero     = c4_sum == 28'd0 || c4_exp == 8'd0;
-    s5_uflow    = exp_res[9] || exp_res == 10'd0;  // below 2^-126: flush
-    s5_ovf      = !exp_res[9] && exp_res[8:0] >= 9'd255;
+    // Under/overflow of the exact exponent e_big + 1 - lzc (-30..256), read
+    // from c4_exp and c4_lzc beside the subtract rather than after it:
+    // <= 0 (below 2^-126: flush) is lzc > e_big; >= 255 is e_big >= 254 + lzc.
+    s5_uflow    = {3'd0, c4_lzc} > c4_exp;
+    s5_ovf      = (c4_lzc == 5'd0 && c4_exp >= 8'd254) || (c4_lzc == 5'd1 && c4_exp == 8'd255);
     // guard norm[3]; sticky norm[2:0]; the kept LSB norm[4]
     s5_round_up = norm[3] & (norm[2:0] != 3'd0 || norm[4]);
   end
@@ -320,7 +323,7 @@ module fp_add #(
     .rst_i      (rst_i),
     .in_valid_i (c4_valid),
     .in_ready_o (c4_ready),
-    .in_data_i  ({norm[26:4], exp_res[7:0], s5_round_up, s5_zero, s5_uflow, s5_ovf, c4_sign,
+    .in_data_i  ({norm[26:4], exp_res, s5_round_up, s5_zero, s5_uflow, s5_ovf, c4_sign,
                   c4_zero_sign, c4_nan, c4_inf, c4_tag}),
     .out_valid_o(c5_valid),
     .out_ready_i(c5_ready),
@@ -357,6 +360,15 @@ module fp_add #(
   );
 
 `ifndef SYNTHESIS
+  // The flags against the exact exponent.
+  logic signed [10:0] exp_exact;
+  assign exp_exact = 11'(c4_exp) + 11'sd1 - 11'(c4_lzc);
+  always_ff @(posedge clk_i) begin
+    if (!rst_i && c4_valid) begin
+      assert (s5_uflow == (exp_exact <= 0) && s5_ovf == (exp_exact >= 255))
+      else $error("fp_add: under/overflow flags differ from the exact exponent");
+    end
+  end
   // Output handshake: a stalled result holds valid, data and tag.
   assert property (@(posedge clk_i) (!rst_i && out_valid_o && !out_ready_i) |=>
                    (out_valid_o && y_o == $past(y_o) && tag_o == $past(tag_o)))

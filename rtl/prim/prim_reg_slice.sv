@@ -21,10 +21,12 @@ module prim_reg_slice #(
   output logic             empty_o
 );
 
-  logic             main_valid_q, skid_valid_q;
+  logic             main_valid_q, skid_valid_q, ready_q;
   logic [Width-1:0] main_q, skid_q;
 
-  assign in_ready_o  = !skid_valid_q;
+  // in_ready_o is !skid_valid_q from a register of its own (ready_q): no
+  // inverter between the slice and the producer's handshake logic.
+  assign in_ready_o  = ready_q;
   assign out_valid_o = main_valid_q;
   assign out_data_o  = main_q;
   assign empty_o     = !main_valid_q && !skid_valid_q;
@@ -33,12 +35,15 @@ module prim_reg_slice #(
     if (rst_i) begin
       main_valid_q <= 1'b0;
       skid_valid_q <= 1'b0;
+      ready_q      <= 1'b1;
     end else if (!main_valid_q || out_ready_i) begin
       // The main register takes the skid's item first, else the input's.
       main_valid_q <= skid_valid_q || in_valid_i;
       skid_valid_q <= 1'b0;
+      ready_q      <= 1'b1;
     end else if (in_valid_i && !skid_valid_q) begin
       skid_valid_q <= 1'b1;
+      ready_q      <= 1'b0;
     end
   end
   always_ff @(posedge clk_i) begin
@@ -57,6 +62,7 @@ module prim_reg_slice #(
       assert (!held_q || (main_valid_q && main_q == held_data_q))
       else $error("prim_reg_slice: output dropped or changed while stalled");
       assert (!skid_valid_q || main_valid_q) else $error("prim_reg_slice: skid register full, main empty");
+      assert (ready_q == !skid_valid_q) else $error("prim_reg_slice: ready_q differs from !skid_valid_q");
     end
   end
 `endif
