@@ -326,7 +326,6 @@ module core_dispatch #(
 
   state_e      state_q, state_d;
   logic        abort_q;  // abort_o: the state was S_FAULT or S_SRESET a cycle ago
-  logic        srst_q;   // eng_rst_o, store_flush_o: state_q == S_SRESET_RST
   logic [31:0] head_q, head_d, done_q, done_d;
   logic [5:0]  word_q, word_d;        // descriptor / lengths word counter
   logic [2:0]  chk_q, chk_d;          // window-check index within a phase
@@ -1040,13 +1039,11 @@ module core_dispatch #(
                     (abort_i || run_fail_i || dma_err_i || ld_fail);
 
   // Notify writer: the retirement write-back, else SIGNAL.
-  // From registers of their own (rst_q == R_WB, state_q == S_SIGNAL): the
-  // notify writer reads them through its input and ring logic.
-  logic ntf_wb, in_wb_q, in_signal_q;
-  assign ntf_wb          = in_wb_q;
-  assign ntf_cmd_valid_o = ntf_wb ? !wb_cmd_q : (in_signal_q && !sig_cmd_q);
+  logic ntf_wb;
+  assign ntf_wb          = (rst_q == R_WB);
+  assign ntf_cmd_valid_o = ntf_wb ? !wb_cmd_q : (state_q == S_SIGNAL && !sig_cmd_q);
   assign ntf_cmd_addr_o  = ntf_wb ? ring_wb_addr_i : d_addr0;
-  assign ntf_valid_o     = ntf_wb ? !wb_data_q : (in_signal_q && !sig_data_q);
+  assign ntf_valid_o     = ntf_wb ? !wb_data_q : (state_q == S_SIGNAL && !sig_data_q);
   assign ntf_data_o      = ntf_wb ? done_q : d_value;
 
   // LOAD outputs.
@@ -1108,26 +1105,14 @@ module core_dispatch #(
   assign fault_desc_o   = f_desc_q;
   assign wait_stall_o   = (state_q == S_WAIT_RUN);
   assign abort_o        = abort_q;
-  assign eng_rst_o      = srst_q;
-  assign store_flush_o  = srst_q;
+  assign eng_rst_o      = (state_q == S_SRESET_RST);
+  assign store_flush_o  = (state_q == S_SRESET_RST);
 
   // The abort reaches every block a cycle after the dispatcher enters
-  // S_FAULT or S_SRESET, from a register (its fan-out spans the core). The
-  // soft reset's engine reset and store flush (state_q == S_SRESET_RST) and
-  // the notify writer's selects come from registers too, loaded with the
-  // next state's decode: the same cycles, no state decode before the fan-out.
+  // S_FAULT or S_SRESET, from a register (its fan-out spans the core).
   always_ff @(posedge clk_i) begin
-    if (rst_i) begin
-      abort_q     <= 1'b0;
-      srst_q      <= 1'b0;
-      in_wb_q     <= 1'b0;
-      in_signal_q <= 1'b0;
-    end else begin
-      abort_q     <= (state_q == S_FAULT) || (state_q == S_SRESET);
-      srst_q      <= (state_d == S_SRESET_RST);
-      in_wb_q     <= (rst_d == R_WB);
-      in_signal_q <= (state_d == S_SIGNAL);
-    end
+    if (rst_i) abort_q <= 1'b0;
+    else abort_q <= (state_q == S_FAULT) || (state_q == S_SRESET);
   end
 
   always_ff @(posedge clk_i) begin
@@ -1216,14 +1201,6 @@ module core_dispatch #(
   initial begin
     if (MaxBatch > 32) $error("core_dispatch: MaxBatch above 32 needs a wider lengths word counter");
     if (NumWindows < 1) $error("core_dispatch: NumWindows must be >= 1");
-  end
-  // The registered decodes against the states they stand for.
-  always_ff @(posedge clk_i) begin
-    if (!rst_i) begin
-      assert (srst_q == (state_q == S_SRESET_RST) && in_signal_q == (state_q == S_SIGNAL) &&
-              in_wb_q == (rst_q == R_WB))
-      else $error("core_dispatch: a registered state decode differs from its state");
-    end
   end
 `endif
 
