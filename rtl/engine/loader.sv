@@ -235,7 +235,7 @@ module loader #(
 
       L_SETUP: begin
         gh_d    = engine_pkg::gate_rows_of(cell_q == engine_pkg::CELL_GRU, hid_q);
-        rem_d   = engine_pkg::gate_rows_of(cell_q == engine_pkg::CELL_GRU, hid_q);
+        rem_d   = gh_d;
         quo_d   = '0;
         qh_d    = '0;
         hm1_d   = hid_q - 1'b1;

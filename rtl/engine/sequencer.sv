@@ -1014,7 +1014,7 @@ module sequencer #(
       S_SETUP: begin
         gh_d  = engine_pkg::gate_rows_of(is_gru, hid_q);
         hm1_d = hid_q - 1'b1;
-        rem_d = engine_pkg::gate_rows_of(is_gru, hid_q);
+        rem_d = gh_d;
         quo_d = '0;
         bank_base_d = WAddrWidth'(32'(bank_q) * WeightDepth);
         wrap_d = ({1'b0, base_q} + {1'b0, size_q}) > {1'b1, MemAddrWidth'(0)};

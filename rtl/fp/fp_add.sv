@@ -276,11 +276,11 @@ module fp_add #(
 
   // ---------------------------------------------------------------------
   // 5. normalize: leading one to bit 27 (the hidden bit, dropped: the
-  // shifts keep bits 26..0); result exponent e_big + 1 - lzc (10-bit two's
-  // complement, range -26..255 for finite operands); round to nearest even
-  // decided on the normalized frame.
+  // shifts keep bits 26..0); result exponent e_big + 1 - lzc (its low 8
+  // bits; its range, -26..255 for finite operands, in the under/overflow
+  // flags); round to nearest even decided on the normalized frame.
   logic [26:0] norm16, norm4, norm;
-  logic [ 7:0] exp_res;  // e_big + 1 - lzc, mod 256 (the flags below hold the range)
+  logic [ 7:0] exp_res;
   logic        s5_zero, s5_uflow, s5_ovf, s5_round_up;
 
   always_comb begin
@@ -302,9 +302,9 @@ module fp_add #(
     // Exact zero (the sum, not norm[27], which waits for the shift), or both
     // inputs zero/subnormal.
     s5_zero     = c4_sum == 28'd0 || c4_exp == 8'd0;
-    // Under/overflow of the exact exponent e_big + 1 - lzc (-30..256), read
-    // from c4_exp and c4_lzc beside the subtract rather than after it:
-    // <= 0 (below 2^-126: flush) is lzc > e_big; >= 255 is e_big >= 254 + lzc.
+    // Under/overflow of the exact exponent, read from c4_exp and c4_lzc
+    // beside the subtract rather than after it: <= 0 (below 2^-126: flush)
+    // is lzc > e_big; >= 255 is e_big >= 254 + lzc.
     s5_uflow    = {3'd0, c4_lzc} > c4_exp;
     s5_ovf      = (c4_lzc == 5'd0 && c4_exp >= 8'd254) || (c4_lzc == 5'd1 && c4_exp == 8'd255);
     // guard norm[3]; sticky norm[2:0]; the kept LSB norm[4]
