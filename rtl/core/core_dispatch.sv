@@ -579,11 +579,20 @@ module core_dispatch #(
   logic ring_ok;
   // A descriptor is pending (enabled, head behind the tail), registered: the
   // 32-bit compare stays off the next-state logic. Set only after a cycle in
-  // S_IDLE, where head_q does not move, so it is never stale there.
-  logic pend_q;
+  // S_IDLE, where head_q does not move, so it is never stale there. The ring
+  // check is registered beside it (ring_ok_q): S_IDLE reads both from the
+  // same cycle's registers (tail, size, base, completions), and the size's
+  // power-of-two test (a 32-bit subtract) and the pending compare stay off
+  // the next-state logic too.
+  logic pend_q, ring_ok_q;
   always_ff @(posedge clk_i) begin
-    if (rst_i) pend_q <= 1'b0;
-    else pend_q <= (state_q == S_IDLE) && enable_i && (head_q != ring_tail_i);
+    if (rst_i) begin
+      pend_q    <= 1'b0;
+      ring_ok_q <= 1'b0;
+    end else begin
+      pend_q    <= (state_q == S_IDLE) && enable_i && (head_q != ring_tail_i);
+      ring_ok_q <= ring_ok;
+    end
   end
   assign ring_ok = (ring_size_i >= 32'd2) && ((ring_size_i & ring_mask) == 0) &&
                    (ring_base_i[6:0] == 7'd0) && (ring_wb_addr_i[1:0] == 2'd0) &&
@@ -687,7 +696,7 @@ module core_dispatch #(
     case (state_q)
       S_IDLE: begin
         if (pend_q) begin
-          if (!ring_ok) begin
+          if (!ring_ok_q) begin
             pf_err_d    = core_regs_pkg::ERR_RING;
             pf_kind_d   = core_regs_pkg::FAULT_KIND_RING;
             pf_stream_d = core_regs_pkg::STREAM_DESC;

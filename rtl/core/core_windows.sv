@@ -12,7 +12,8 @@
 // into registers, so that the pick, the 65-bit add and the compares are not
 // one path: window i is read from the window registers in the cycle before
 // it is compared (window 0 in every idle cycle, so in the start's), picked
-// by registers alone (busy, the index).
+// by a register of its own (pick_q, loaded with the next cycle's pick), so
+// the window multiplexer's select is a register, not an increment.
 `default_nettype none
 
 module core_windows #(
@@ -38,20 +39,19 @@ module core_windows #(
   logic          busy_q, busy_d, ok_q, ok_d, done_q, done_d, write_q;
   logic [IW-1:0] idx_q, idx_d;
   logic [64:0]   lo_q, hi_q;   // the range, hi exclusive, on 65 bits
-  logic [IW-1:0] pick;          // the window the next cycle compares: 0 idle, idx + 1 busy
+  logic [IW-1:0] pick_q, pick_d; // the window the next cycle compares: 0 idle, idx + 1 busy
   logic [63:0]   base, size;
   logic          perm_r, perm_w, fits;
   logic [64:0]   base_q, end_q; // window idx_q: its base and base + size, on 65 bits
   logic          perm_r_q, perm_w_q;  // and its read and write permissions
 
-  assign pick = busy_q ? idx_q + 1'b1 : '0;
   always_comb begin
     base   = '0;
     size   = '0;
     perm_r = 1'b0;
     perm_w = 1'b0;
     for (int unsigned i = 0; i < NumWindows; i++) begin
-      if (pick == IW'(i)) begin
+      if (pick_q == IW'(i)) begin
         base   = win_base_i[i*64 +: 64];
         size   = win_size_i[i*64 +: 64];
         perm_r = win_read_i[i];
@@ -79,6 +79,7 @@ module core_windows #(
       end
       idx_d = idx_q + 1'b1;
     end
+    pick_d = busy_d ? idx_d + 1'b1 : '0;
   end
 
   assign busy_o = busy_q;
@@ -88,10 +89,12 @@ module core_windows #(
   always_ff @(posedge clk_i) begin
     if (rst_i) begin
       busy_q <= 1'b0;
+      pick_q <= '0;
       done_q <= 1'b0;
       ok_q   <= 1'b0;
     end else begin
       busy_q <= busy_d;
+      pick_q <= pick_d;
       done_q <= done_d;
       ok_q   <= ok_d;
     end
@@ -109,6 +112,12 @@ module core_windows #(
 
 `ifndef SYNTHESIS
   initial if (NumWindows < 1) $error("core_windows: NumWindows must be >= 1");
+  always_ff @(posedge clk_i) begin
+    if (!rst_i) begin
+      assert (pick_q == (busy_q ? idx_q + 1'b1 : '0))
+      else $error("core_windows: pick_q differs from busy ? idx + 1 : 0");
+    end
+  end
 `endif
 
 endmodule
