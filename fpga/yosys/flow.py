@@ -43,7 +43,11 @@ def yosys_script(top, params, workdir, keep=()):
     DSP mapping so that the multiplies Yosys could not put on DSPs (they go to
     LUTs as $mul) and any latch ($dlatch, inferred by `proc`) are recorded
     before they disappear into generic logic."""
-    files = rtl_files()
+    # The sources by their path in the repository (Yosys runs from ROOT):
+    # the names Yosys gives cells carry the source path, and ABC's mapping
+    # moves with the names, so absolute paths would make the figures depend
+    # on where the clone lives.
+    files = [os.path.relpath(f, ROOT) for f in rtl_files()]
     # String defines go through a `define file read first: a -D value with
     # quotes does not survive Yosys's script tokenizer.
     vh = os.path.join(workdir, "farnn_defines.vh")
@@ -109,6 +113,7 @@ def yosys_script(top, params, workdir, keep=()):
 
 
 def run_yosys(top, params, workdir, keep=()):
+    workdir = os.path.abspath(workdir)  # Yosys runs from ROOT
     os.makedirs(workdir, exist_ok=True)
     # A per-module netlist from an earlier run that kept hierarchy would be
     # read as this run's (abc_budgets).
@@ -121,7 +126,7 @@ def run_yosys(top, params, workdir, keep=()):
         f.write("\n".join(script) + "\n")
     t0 = time.time()
     r = subprocess.run(["yosys", "-q", "-l", os.path.join(workdir, "yosys.log"), "-s", ys],
-                       cwd=workdir, capture_output=True, text=True)
+                       cwd=ROOT, capture_output=True, text=True)
     dt = time.time() - t0
     if r.returncode != 0:
         tail = (r.stdout + r.stderr)[-3000:]

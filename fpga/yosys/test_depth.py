@@ -6,8 +6,9 @@ and starts paths), a register path counted even where a path from an input
 is deeper; and the delays of flow.abc_delay (ABC's budget): the flow's
 wire delay (flow.ABC_WIRE_PS) and a pin delay a LUT, the latest input on
 the fastest pin, CARRY4 and MUXF arcs, untimed cells (DSP, submodule instances) ending and starting paths,
-and the FF setup figures. Exit status 0 when every case measures what the
-rule says.
+and the FF setup figures; and that Yosys reads the RTL by its path in the
+repository (the mapping must not depend on where the clone lives). Exit
+status 0 when every case measures what the rule says.
 """
 import os
 import sys
@@ -196,6 +197,14 @@ def main():
         got, want = flow.abc_reported_delays(d), [("fp_add", 7520)]
         bad += got != want
         print("%-72s %s %s" % ("ABC's delay of the kept mapping among several", got, "ok" if got == want else "WRONG"))
+    with tempfile.TemporaryDirectory() as d:  # sources named relative to the repository
+        read = [w for w in flow.yosys_script("pe", {}, d)[0].split() if w.endswith(".sv")]
+        want = [os.path.relpath(f, flow.ROOT) for f in flow.rtl_files()]
+        ok = read == want and read and not any(os.path.isabs(w) or w.startswith("..") for w in read) and \
+            all(os.path.exists(os.path.join(flow.ROOT, w)) for w in read)
+        bad += not ok
+        print("%-72s %d files %s" % ("Yosys reads the RTL by its path in the repository", len(read),
+                                     "ok" if ok else "WRONG"))
     for name, build, want in abc_cases():
         n = Net()
         build(n)
