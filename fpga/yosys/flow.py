@@ -533,16 +533,20 @@ def depth_analysis(mod, start_bits=None, end_filter=None):
 # grow into. The figures below are Yosys' own (share/yosys/xilinx/cells_sim.v
 # specify blocks): a LUT's delay by input pin, the fastest pin on the latest
 # input as ABC assigns them, the CARRY4 arcs, MUXF7/MUXF8; plus the wire into
-# every LUT input, which the flow sets (`&if -W 1000` in the log) where
+# every LUT input, which the flow sets (`&if -W 20000` in the log) where
 # synth_xilinx's default is 300 ps: at 300 ps a LUT level cost ABC 427-942 ps
 # against 114 ps for four bits of carry (CI -> CO[3]), so its area recovery
 # traded carries for LUT levels, which the clock estimate (0.5 ns a level,
-# carries free) counts; at 1,000 ps a level costs ABC what it costs the
-# estimate, relative to a carry (docs/decisions.md, "ABC's wire delay set to
-# the clock rule").
+# carries free) counts (docs/decisions.md, "ABC's wire delay set to the clock
+# rule"). At 1,000 ps a 64-bit carry chain still cost ABC two levels, and it
+# set the budget of blocks where a few LUT levels lead into one (the engine:
+# 7 levels, the flat core: 9); at 20,000 ps a level costs about ten such
+# chains, close to the rule's "carries free", and ABC maps each block at the
+# fewest levels it reaches anywhere in it (the engine 6, the flat core 7:
+# docs/decisions.md, "The core's depth, measured flat").
 # DSP48E2, LUT-RAM (RAM32M16, RAM64M8), SRLs, block RAM and flip-flops carry
 # no timing for ABC: they end and start paths at 0 ps.
-ABC_WIRE_PS = 1000
+ABC_WIRE_PS = 20000
 
 # The ABC9 script (see yosys_script(): Yosys 0.23's "flow3" less its final &mfs).
 ABC_SCRIPT = ("+&scorr; &sweep; &if {C} {W} {D}; &save; &st; &syn2; &if {C} {W} {D} {R} -v; &save; &load; "
