@@ -1431,23 +1431,25 @@ BLOCKS["farnn_core"] = {
     "instances": {"dma_reader": ("Id", {p["Id"]: i for i, p, _ in SHELL_READERS.values()}),
                   "dma_writer": ("Id", {p["Id"]: i for i, p in SHELL_WRITERS.items()})},
     "doc": "the FPGA shell with the engine at P4 (its equivalence check with --large): shell = farnn_core - engine"}
+
+
 # The same core mapped flat, as a vendor flow synthesizes it by default: its
 # depth is the core's in the clock estimate. With the parts kept as
 # hierarchy ABC maps each part on its own and lets every output of a part
 # grow to that part's own budget, so a path crossing two parts can add both
 # (docs/decisions.md, "The core's depth, measured flat").
-# Its memories carry their instance paths, so each mover's FIFO is checked
-# as its part block checks it.
-CORE_FLAT_MEMS = [(r"u_engine\..*u_weights" + LANE, {"bram", "uram"}),
-                  (r"u_engine\..*u_lut\.(even|odd)_rom$", {"bram"}),
-                  (r"u_rd_wgt\.u_fifo\.u_ram\.g_lane\[16\]\.mem$", {"lutram", "bram"}),
-                  (r"u_rd_wgt\." + FIFO, {"bram"}),
-                  (r"(u_rd_\w+|g_wr\[\d+\]\.u_wr)\." + FIFO, {"lutram", "ff"}),
-                  (r"(u_rd_\w+\.desc_mem|g_wr\[\d+\]\.u_wr\.ring_(addr|len|last)|u_wr_mux\.gnt_mem)$",
-                   {"lutram", "ff"}),
-                  (r"u_store\.u_(order|rbuf|bbuf)\.u_ram" + LANE, {"lutram", "ff"}),
-                  (r"u_dispatch\.\$auto\$proc_rom", {"ff", "lutram"}),
-                  (r"u_engine\.", {"bram", "uram", "lutram", "ff"})]  # the engine's others
+# Its memories carry their instance paths, so each part's are checked by
+# that part block's own rules under its instance (the readers other than
+# u_rd_wgt with the shallow-FIFO rules; first match wins).
+def _under(inst, rules):
+    return [(inst + r"\." + rx, kinds) for rx, kinds in rules]
+
+
+CORE_FLAT_MEMS = (_under("u_engine", ENGINE_MEMS[:2]) + _under("u_rd_wgt", RD_DEEP_MEMS) +
+                  _under(r"u_rd_\w+", RD_MEMS) + _under(r"g_wr\[\d+\]\.u_wr", WR_MEMS) +
+                  _under("u_store", STORE_MEMS) + _under("u_wr_mux", WR_MUX_MEMS) +
+                  _under("u_dispatch", ROM_MEMS) +
+                  [(r"u_engine\.", {"bram", "uram", "lutram", "ff"})])  # the engine's others
 BLOCKS["farnn_core_flat"] = {
     "top": "farnn_core", "params": dict(P4), "quick": False, "slow": 3, "eq_opt_in": True,
     "mems": CORE_FLAT_MEMS, "dsp": None, "eq": FARNN_CORE_EQ,

@@ -538,12 +538,13 @@ def depth_analysis(mod, start_bits=None, end_filter=None):
 # against 114 ps for four bits of carry (CI -> CO[3]), so its area recovery
 # traded carries for LUT levels, which the clock estimate (0.5 ns a level,
 # carries free) counts (docs/decisions.md, "ABC's wire delay set to the clock
-# rule"). At 1,000 ps a 64-bit carry chain still cost ABC two levels, and it
-# set the budget of blocks where a few LUT levels lead into one (the engine:
-# 7 levels, the flat core: 9); at 20,000 ps a level costs about ten such
-# chains, close to the rule's "carries free", and ABC maps each block at the
-# fewest levels it reaches anywhere in it (the engine 6, the flat core 7:
-# docs/decisions.md, "The core's depth, measured flat").
+# rule"). At 1,000 ps a 64-bit carry chain (16 CARRY4, about 1.8 ns) still
+# cost ABC more than a LUT level (1.1-1.6 ns), and it set the budget of
+# blocks where a few LUT levels lead into one (the engine: 7 levels, the
+# flat core: 9); at 20,000 ps a level costs about eleven such chains, close
+# to the rule's "carries free", and ABC maps each block at the fewest levels
+# it reaches anywhere in it (the engine 6, the flat core 7: docs/decisions.md,
+# "The core's depth, measured flat").
 # DSP48E2, LUT-RAM (RAM32M16, RAM64M8), SRLs, block RAM and flip-flops carry
 # no timing for ABC: they end and start paths at 0 ps.
 ABC_WIRE_PS = 20000
