@@ -142,7 +142,9 @@ module dma_writer #(
   assign beat_addr = waddr_q[61:4];
   assign item_words = wide_q ? 5'(InWords) : 5'd1;
   assign item_mask = (wide_q ? WideMask : 16'd1) << lane;
-  assign beat_full = ({1'b0, lane} + item_words == 5'd16);
+  // The item ends the beat: lane + item_words == 16, compared as
+  // lane == 16 - item_words (a constant for each width, no add on lane).
+  assign beat_full = (lane == (wide_q ? 4'(16 - InWords) : 4'd15));
   assign beat_end = beat_full || last_item_q;
   assign burst_end = last_item_q || (beat_full && (cap_q || (beat_addr[5:0] == 6'h3f)));
   assign ring_full = (32'(n_ring_q) == RingDepth);

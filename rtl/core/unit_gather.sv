@@ -41,19 +41,25 @@ module unit_gather (
   logic [Depth-1:0] lst_q, lst_d;  // the word ends a stream
   logic [3:0]  count_q, count_d;  // words held, from buf_q[0]
   logic        in_take, out_take;
-  logic [2:0]  shift;
   logic [3:0]  rest;               // words kept after the unit leaves
-  logic [2:0]  n_in;               // words the item brings
-  logic [3:0]  item_word [Depth];  // the item word buffer word i would take
+  logic [3:0]  cms_q, cms_d;       // count_q - size_i (exact while words are held)
+  logic [2:0]  n_item;             // words of the offered item: in_hi_i - in_lo_i + 1
+  logic [2:0]  n_in;               // words the item brings (0 when not taken)
+  logic [31:0] item_word [4];      // the item's words from in_lo_i on (mod 4)
+  logic [Depth-1:0] keep;          // word i keeps a held word (i < rest)
+  logic [3:0]  at [Depth];         // at[i][m]: word i is the item's word m (rest == i - m)
 
   assign in_ready_o = (count_q <= 4'd8);
   assign idle_o = (count_q == 4'd0);
   assign in_take = in_valid_i && in_ready_o;
   assign out_valid_o = ({1'b0, size_i} <= count_q);
   assign out_take = out_valid_o && out_ready_i;
-  assign shift = out_take ? size_i : 3'd0;
-  assign rest = count_q - {1'b0, shift};
-  assign n_in = in_take ? 3'({1'b0, in_hi_i} - {1'b0, in_lo_i} + 3'd1) : 3'd0;
+  assign n_item = 3'({1'b0, in_hi_i} - {1'b0, in_lo_i} + 3'd1);
+  assign n_in = in_take ? n_item : 3'd0;
+  // rest is count_q or, when a unit leaves, cms_q (a register, not a
+  // subtraction behind the unit's handshake): the word positions below are
+  // compares of registers with constants, chosen by out_take at the end.
+  assign rest = out_take ? cms_q : count_q;
 
   always_comb begin
     for (int j = 0; j < 4; j++) begin
@@ -62,29 +68,41 @@ module unit_gather (
     out_last_o = lst_q[{1'b0, size_i - 3'd1}];
   end
 
-  // Word i keeps word i + shift below `rest` and takes item word
-  // in_lo_i + (i - rest) from there on.
+  // Word i keeps word i + shift below `rest` and takes item word i - rest
+  // (stream word in_lo_i + i - rest) from there on, while the item has it.
   always_comb begin
+    for (int m = 0; m < 4; m++) item_word[m] = in_data_i[2'(32'(in_lo_i) + m)*32 +: 32];
     for (int i = 0; i < Depth; i++) begin
-      item_word[i] = 4'(i) - rest + {2'b0, in_lo_i};
+      keep[i] = out_take ? (4'(i) < cms_q) : (4'(i) < count_q);
+      for (int m = 0; m < 4; m++) begin
+        at[i][m] = (i >= m) && (out_take ? (cms_q == 4'(i - m)) : (count_q == 4'(i - m)));
+      end
+    end
+    for (int i = 0; i < Depth; i++) begin
       buf_d[i] = buf_q[i];
       lst_d[i] = 1'b0;
-      if (4'(i) < rest) begin
-        for (int s = 1; s <= 4; s++) begin
-          if (i + s < Depth && shift == 3'(s)) begin
-            buf_d[i] = buf_q[(i + s < Depth) ? i + s : i];
+      if (keep[i]) begin
+        if (out_take) begin
+          for (int s = 1; s <= 4; s++) begin
+            if (i + s < Depth && size_i == 3'(s)) begin
+              buf_d[i] = buf_q[(i + s < Depth) ? i + s : i];
+              lst_d[i] = lst_q[(i + s < Depth) ? i + s : i];
+            end
+          end
+        end else begin
+          lst_d[i] = lst_q[i];
+        end
+      end else if (in_take) begin
+        for (int m = 0; m < 4; m++) begin
+          if (at[i][m] && 3'(m) < n_item) begin
+            buf_d[i] = item_word[m];
+            lst_d[i] = in_last_i && (3'(m) + 3'd1 == n_item);
           end
         end
-        lst_d[i] = lst_q[i];
-        for (int s = 1; s <= 4; s++) begin
-          if (i + s < Depth && shift == 3'(s)) lst_d[i] = lst_q[(i + s < Depth) ? i + s : i];
-        end
-      end else if (in_take && item_word[i] <= {2'b0, in_hi_i}) begin
-        buf_d[i] = in_data_i[item_word[i][1:0]*32 +: 32];
-        lst_d[i] = in_last_i && (item_word[i][1:0] == in_hi_i);
       end
     end
     count_d = rest + {1'b0, n_in};
+    cms_d = (out_take ? cms_q : count_q) - {1'b0, size_i} + {1'b0, n_in};
     if (abort_i) begin
       count_d = '0;
       lst_d = '0;
@@ -100,6 +118,7 @@ module unit_gather (
       lst_q <= lst_d;
     end
   end
+  always_ff @(posedge clk_i) cms_q <= cms_d;
 
   always_ff @(posedge clk_i) begin
     for (int i = 0; i < Depth; i++) buf_q[i] <= buf_d[i];
@@ -118,6 +137,8 @@ module unit_gather (
       end
       assert (count_d <= 4'(Depth)) else $error("unit_gather: buffer overflow");
       assert (count_q == '0 || size_i == size_q) else $error("unit_gather: size_i changed with words held");
+      assert (count_q == '0 || cms_q == count_q - {1'b0, size_i})
+        else $error("unit_gather: cms_q is not count_q - size_i with words held");
       if (out_take) begin
         for (int j = 0; j < 3; j++) begin
           if (3'(j) + 3'd1 < size_i) begin

@@ -788,9 +788,12 @@ module engine #(
   // response alone leaves it non-zero unless it was 1; the request (the
   // store path's deepest signal) picks between the two at the end.
   assign outst_nz_d = req_fire ? (!rsp_fire || outst_nz_q) : (outst_nz_q && !(rsp_fire && outst_q == 1));
+  // A stale response counts stale_q down: stale_q plus all ones, so that the
+  // response's handshake enters the add with stale_q's bits (minus a
+  // constant 1 would feed the carry chain through inverters, a LUT level
+  // that ABC maps as free).
   always_comb begin
-    stale_d = stale_q;
-    if (rsp_fire && stale_q != '0) stale_d = stale_q - 1'b1;
+    stale_d = stale_q + {OutstWidth{rsp_fire && stale_q != '0}};
     if (flush && !flush_q) stale_d = outst_d;
   end
   always_ff @(posedge clk_i) begin

@@ -420,8 +420,14 @@ module sequencer #(
   // registered, with the compares for the next t computed beside the step.
   logic [MaxBatch-1:0] tl_q, tl_d, tl_up, tl_load;
   logic [1:0]          t_move;    // 0 t stays, 1 t + 1, 2 t - 1, 3 t loaded (S_STATE)
+  // Each length less 2, registered (the lengths stand from S_DIVIDE on), so
+  // that tl_up compares t with a register instead of t + 2 on a carry.
+  logic [MaxBatch*16-1:0] lm2_q;
+  always_ff @(posedge clk_i) begin
+    for (int b = 0; b < MaxBatch; b++) lm2_q[b*16 +: 16] <= len_q[b*16 +: 16] - 16'd2;
+  end
   for (genvar b = 0; b < MaxBatch; b++) begin : g_tl
-    assign tl_up[b]   = (t_q + 16'd2 == len_q[b*16 +: 16]);
+    assign tl_up[b]   = (t_q == lm2_q[b*16 +: 16]);
     assign tl_load[b] = is_fw ? (len_q[b*16 +: 16] == 16'd1) : (len_q[b*16 +: 16] == maxlen_q);
   end
   always_ff @(posedge clk_i) tl_q <= tl_d;  // tl_d: below, beside the running slots
@@ -1859,6 +1865,8 @@ module sequencer #(
                uend_q == (is_bw ? tbh_q + bh_q : tbh_q)))
       else $error("sequencer: a registered run constant differs from its expression");
       for (int b = 0; b < MaxBatch; b++) begin
+        assert (!running || lm2_q[b*16 +: 16] == len_q[b*16 +: 16] - 16'd2)
+        else $error("sequencer: slot %0d's length less 2 not registered before the run", b);
         assert (state_q != S_RUN || tl_q[b] == (t_q + 1'b1 == len_q[b*16 +: 16]))
         else $error("sequencer: the registered last-step flag of slot %0d differs", b);
       end
