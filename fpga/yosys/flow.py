@@ -91,7 +91,12 @@ def yosys_script(top, params, workdir, keep=()):
     # &save / &load) without its closing &mfs (above). On the flat engine it
     # kept 7 levels for 4.6 % fewer LUTs than the default script (&dch, one
     # &if) and a shorter delay in ABC's own figures (docs/decisions.md,
-    # "ABC's script").
+    # "ABC's script"). Each mapping `&if` runs with -q: no preprocessing.
+    # Its preprocessing ends in an area-oriented mapping that ignores the
+    # delay the passes before it reached, and the area recovery after it
+    # keeps what that mapping gives: the flat core at 7 levels where every
+    # delay-oriented pass had 6 (docs/decisions.md, "ABC without
+    # preprocessing").
     s.append('scratchpad -set abc9.script "%s"' % ABC_SCRIPT)
     s.append("synth_xilinx %s -run begin:coarse" % opts)
     s.append("tee -q -o %s stat" % os.path.join(workdir, "stat_premap.txt"))
@@ -549,10 +554,11 @@ def depth_analysis(mod, start_bits=None, end_filter=None):
 # no timing for ABC: they end and start paths at 0 ps.
 ABC_WIRE_PS = 20000
 
-# The ABC9 script (see yosys_script(): Yosys 0.23's "flow3" less its final &mfs).
-ABC_SCRIPT = ("+&scorr; &sweep; &if {C} {W} {D}; &save; &st; &syn2; &if {C} {W} {D} {R} -v; &save; &load; "
-              "&st; &if {C} -g -K 6; &dch -f; &if {C} {W} {D} {R} -v; &save; &load; "
-              "&st; &if {C} -g -K 6; &synch2; &if {C} {W} {D} {R} -v; &save; &load")
+# The ABC9 script (see yosys_script(): Yosys 0.23's "flow3" less its final
+# &mfs, every mapping &if without preprocessing, -q).
+ABC_SCRIPT = ("+&scorr; &sweep; &if {C} {W} {D} -q; &save; &st; &syn2; &if {C} {W} {D} -q {R} -v; &save; &load; "
+              "&st; &if {C} -g -K 6; &dch -f; &if {C} {W} {D} -q {R} -v; &save; &load; "
+              "&st; &if {C} -g -K 6; &synch2; &if {C} {W} {D} -q {R} -v; &save; &load")
 ABC_LUT_PIN_PS = [127, 238, 407, 472, 631, 642]  # fastest pin first (I_{k-1} .. I0 of a LUTk)
 ABC_MUXF_PS = {"MUXF7": {"I0": 217, "I1": 223, "S": 296}, "MUXF8": {"I0": 104, "I1": 94, "S": 273}}
 ABC_FF_SETUP_PS = {"D": 0, "CE": 109, "R": 404, "S": 404}
