@@ -68,8 +68,9 @@ module unit_gather (
     out_last_o = lst_q[{1'b0, size_i - 3'd1}];
   end
 
-  // Word i keeps word i + shift below `rest` and takes item word i - rest
-  // (stream word in_lo_i + i - rest) from there on, while the item has it.
+  // Word i keeps word i (or, when a unit leaves, word i + size_i) below
+  // `rest` and takes item word i - rest (stream word in_lo_i + i - rest)
+  // from there on, while the item has it.
   always_comb begin
     for (int m = 0; m < 4; m++) item_word[m] = in_data_i[2'(32'(in_lo_i) + m)*32 +: 32];
     for (int i = 0; i < Depth; i++) begin
@@ -102,7 +103,7 @@ module unit_gather (
       end
     end
     count_d = rest + {1'b0, n_in};
-    cms_d = (out_take ? cms_q : count_q) - {1'b0, size_i} + {1'b0, n_in};
+    cms_d = rest - {1'b0, size_i} + {1'b0, n_in};
     if (abort_i) begin
       count_d = '0;
       lst_d = '0;
