@@ -45,9 +45,10 @@ module unit_gather (
   logic [3:0]  cms_q, cms_d;       // count_q - size_i (exact while words are held)
   logic [2:0]  n_item;             // words of the offered item: in_hi_i - in_lo_i + 1
   logic [2:0]  n_in;               // words the item brings (0 when not taken)
-  logic [31:0] item_word [4];      // the item's words from in_lo_i on (mod 4)
   logic [Depth-1:0] keep;          // word i keeps a held word (i < rest)
-  logic [3:0]  at [Depth];         // at[i][m]: word i is the item's word m (rest == i - m)
+  logic [Depth-1:0] take;          // word i takes an item word (rest <= i < rest + n_item)
+  logic [Depth-1:0] ends;          // ... the item's last word
+  logic [1:0]  pick [Depth];       // the stream word word i takes: in_lo_i + i - rest (mod 4)
 
   assign in_ready_o = (count_q <= 4'd8);
   assign idle_o = (count_q == 4'd0);
@@ -72,11 +73,18 @@ module unit_gather (
   // `rest` and takes item word i - rest (stream word in_lo_i + i - rest)
   // from there on, while the item has it.
   always_comb begin
-    for (int m = 0; m < 4; m++) item_word[m] = in_data_i[2'(32'(in_lo_i) + m)*32 +: 32];
     for (int i = 0; i < Depth; i++) begin
       keep[i] = out_take ? (4'(i) < cms_q) : (4'(i) < count_q);
+      // i - rest as the low bits of two differences of registers, picked by
+      // the handshake; take and ends from compares with constants.
+      pick[i] = in_lo_i + (out_take ? 2'(4'(i) - cms_q) : 2'(4'(i) - count_q));
+      take[i] = 1'b0;
+      ends[i] = 1'b0;
       for (int m = 0; m < 4; m++) begin
-        at[i][m] = (i >= m) && (out_take ? (cms_q == 4'(i - m)) : (count_q == 4'(i - m)));
+        if (i >= m && (out_take ? (cms_q == 4'(i - m)) : (count_q == 4'(i - m)))) begin
+          take[i] = (3'(m) < n_item);
+          ends[i] = (3'(m) + 3'd1 == n_item);
+        end
       end
     end
     for (int i = 0; i < Depth; i++) begin
@@ -93,13 +101,9 @@ module unit_gather (
         end else begin
           lst_d[i] = lst_q[i];
         end
-      end else if (in_take) begin
-        for (int m = 0; m < 4; m++) begin
-          if (at[i][m] && 3'(m) < n_item) begin
-            buf_d[i] = item_word[m];
-            lst_d[i] = in_last_i && (3'(m) + 3'd1 == n_item);
-          end
-        end
+      end else if (in_take && take[i]) begin
+        buf_d[i] = in_data_i[pick[i]*32 +: 32];
+        lst_d[i] = in_last_i && ends[i];
       end
     end
     count_d = rest + {1'b0, n_in};
