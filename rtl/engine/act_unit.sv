@@ -171,6 +171,7 @@ module act_unit #(
       .waddr_i({bias_bank_i, bias_unit_i}),
       .wdata_i(bias_data_i[g*32 +: 32]),
       .re_i   (side_re),
+      .rclr_i (1'b0),
       .raddr_i({cfg_bank_i, unit_q}),
       .rdata_o(bias_rdata[g*32 +: 32])
     );
@@ -188,6 +189,7 @@ module act_unit #(
     .waddr_i(state_waddr),
     .wdata_i(state_wdata),
     .re_i   (side_re),
+    .rclr_i (1'b0),
     .raddr_i({cur_batch, unit_q}),
     .rdata_o(state_rdata)
   );

@@ -632,6 +632,7 @@ module engine #(
     .waddr_i(act_hbuf_we ? act_hbuf_addr : load_addr),
     .wdata_i(act_hbuf_we ? act_hbuf_data : load_data),
     .re_i   (hbuf_re),
+    .rclr_i (1'b0),
     .raddr_i(hbuf_raddr),
     .rdata_o(hbuf_rdata)
   );
@@ -656,6 +657,7 @@ module engine #(
       .waddr_i({act_dbuf_addr[BufWidth-1:JWidth], row[JWidth+1:2]}),
       .wdata_i(act_dbuf_data[gate*32 +: 32]),
       .re_i   (dbuf_re),
+      .rclr_i (1'b0),
       .raddr_i(dbuf_raddr),
       .rdata_o(dbuf_rdata[l*32 +: 32])
     );

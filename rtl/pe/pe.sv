@@ -305,6 +305,7 @@ module pe #(
     .waddr_i(wld_addr_i),
     .wdata_i(wld_data_i),
     .re_i   (issue),
+    .rclr_i (1'b0),
     .raddr_i(issue_addr_q),
     .rdata_o(weight)
   );
@@ -450,16 +451,20 @@ module pe #(
   // sum to the word it read; the reduction adds its partial to the word
   // (-0 without rows or for a zero partial). Both choices are made a cycle
   // ahead, into aux_a_q (the looped sum after comb_go, else the partial) and
-  // acc_sel_q (the word or -0), so that each operand is one registered
-  // select away from the adder's exponent compare and alignment.
+  // the accumulator's read register (acc_sel_d low: it loads -0 instead of
+  // the word, by the flip-flops' synchronous set/reset, not a LUT a bit), so
+  // that each operand is one registered select away from the adder's
+  // exponent compare and alignment. acc_sel_q keeps the choice for the
+  // assertions below.
   logic [31:0] add_a, add_b, aux_a_q;
-  logic        acc_sel_q;
+  logic        acc_sel_d, acc_sel_q;
+  assign acc_sel_d = mac_acc_rd ? !info_acc_rd[AccWidth+1] : (comb_go || (has_rows_d && !part_zero));
   always_ff @(posedge clk_i) begin
     aux_a_q   <= comb_go ? (first_go ? first_sum : sum) : part_data;
-    acc_sel_q <= mac_acc_rd ? !info_acc_rd[AccWidth+1] : (comb_go || (has_rows_d && !part_zero));
+    acc_sel_q <= acc_sel_d;
   end
   assign add_a = mac_add_in ? product : aux_a_q;
-  assign add_b = acc_sel_q ? acc_rdata : engine_pkg::FP_NEG_ZERO;
+  assign add_b = acc_rdata;
 
   // Adder tags: {sums added, the word read, links left, reduction partial, zero}.
   localparam int unsigned AddTagWidth = 9;
@@ -493,14 +498,16 @@ module pe #(
   assign comb_done   = comb_out && (out_left == '0);
 
   prim_ram_1r1w #(
-    .Width(32),
-    .Depth(AccDepth)
+    .Width     (32),
+    .Depth     (AccDepth),
+    .ClearValue(engine_pkg::FP_NEG_ZERO)
   ) u_acc (
     .clk_i,
     .we_i   (mac_add_out),
     .waddr_i(info_add_out[AccWidth-1:0]),
     .wdata_i(sum),
     .re_i   (acc_re),
+    .rclr_i (!acc_sel_d),
     .raddr_i(acc_raddr),
     .rdata_o(acc_rdata)
   );
@@ -516,15 +523,19 @@ module pe #(
     logic [0:0]  red_tag_out;
     logic        unused_red_ready;
     always_ff @(posedge clk_i) red_part_q <= part_data;
+    // The word, or -0 (no rows, or a zero partial) from the read register's
+    // clear, as for u_acc.
     prim_ram_1r1w #(
-      .Width(32),
-      .Depth(AccDepth)
+      .Width     (32),
+      .Depth     (AccDepth),
+      .ClearValue(engine_pkg::FP_NEG_ZERO)
     ) u_acc_red (
       .clk_i,
       .we_i   (mac_add_out),
       .waddr_i(info_add_out[AccWidth-1:0]),
       .wdata_i(sum),
       .re_i   (part_valid),
+      .rclr_i (!has_rows_d || part_zero),
       .raddr_i(red_idx_q),
       .rdata_o(red_acc_rdata)
     );
@@ -537,7 +548,7 @@ module pe #(
       .in_valid_i (red_add_in_q),
       .in_ready_o (unused_red_ready),
       .a_i        (red_part_q),
-      .b_i        ((has_rows_q && !red_zero_q) ? red_acc_rdata : engine_pkg::FP_NEG_ZERO),
+      .b_i        (red_acc_rdata),
       .tag_i      (red_zero_q),
       .out_valid_o(red_add_out),
       .out_ready_i(1'b1),
@@ -680,6 +691,7 @@ module pe #(
     .waddr_i(res_waddr),
     .wdata_i(sum),
     .re_i   (drain_re),
+    .rclr_i (1'b0),
     .raddr_i(drain_lr_q),
     .rdata_o(res_rdata)
   );

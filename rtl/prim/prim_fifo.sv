@@ -46,6 +46,7 @@ module prim_fifo #(
     .waddr_i(wptr_q),
     .wdata_i(in_data_i),
     .re_i   (ram_re),
+    .rclr_i (1'b0),
     .raddr_i(rptr_q),
     .rdata_o(out_data_o)
   );

@@ -8,12 +8,17 @@
 // (techlibs/xilinx/brams_xcu_map.v, `PORT_W_WIDTH == 71`; fixed upstream in
 // YosysHQ/yosys#5833), silently losing data bits. Lanes keep every block RAM at
 // 36 bits or narrower; the cost in RAM primitives is the same.
+// rclr_i loads ClearValue into the read register instead (over re_i): a
+// synchronous set/reset of the register's flip-flops, so that a consumer that
+// sometimes wants a constant in place of the word (the PE's accumulator
+// operand: the word or -0) gets it without a LUT a bit.
 // Latency: 1 cycle read. Throughput: one read and one write per cycle.
 `default_nettype none
 
 module prim_ram_1r1w #(
   parameter int unsigned Width = 32,
   parameter int unsigned Depth = 64,
+  parameter logic [Width-1:0] ClearValue = '0,
   localparam int unsigned AddrWidth = (Depth > 1) ? $clog2(Depth) : 1
 ) (
   input  logic                 clk_i,
@@ -21,6 +26,7 @@ module prim_ram_1r1w #(
   input  logic [AddrWidth-1:0] waddr_i,
   input  logic [Width-1:0]     wdata_i,
   input  logic                 re_i,
+  input  logic                 rclr_i,
   input  logic [AddrWidth-1:0] raddr_i,
   output logic [Width-1:0]     rdata_o
 );
@@ -40,7 +46,8 @@ module prim_ram_1r1w #(
     end
 
     always_ff @(posedge clk_i) begin
-      if (re_i) rdata_q <= mem[raddr_i];
+      if (rclr_i)    rdata_q <= ClearValue[Lo +: W];
+      else if (re_i) rdata_q <= mem[raddr_i];
     end
 
     assign rdata_o[Lo +: W] = rdata_q;
