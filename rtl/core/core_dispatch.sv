@@ -332,6 +332,8 @@ module core_dispatch #(
   logic        chk_started_q, chk_started_d;
   logic [31:0] wait_left_q, wait_left_d;  // WAIT: cycles left before it times out
   logic        wait_wd_q, wait_wd_d;      // WAIT: it runs under a watchdog
+  logic        wait_zero_q, wait_zero_d;  // WAIT: wait_left_q == 0, kept beside it (no
+                                          // compare of the counter on the timeout's path)
   logic        db_met_q;                  // the doorbell has reached the WAIT's value (a cycle ago)
   logic        sig_cmd_q, sig_cmd_d, sig_data_q, sig_data_d;
   logic [7:0]  rst_cnt_q, rst_cnt_d;
@@ -644,6 +646,7 @@ module core_dispatch #(
     chk_started_d = chk_started_q;
     wait_left_d   = wait_left_q;
     wait_wd_d     = wait_wd_q;
+    wait_zero_d   = wait_zero_q;
     sig_cmd_d     = sig_cmd_q;
     sig_data_d    = sig_data_q;
     rst_cnt_d     = rst_cnt_q;
@@ -827,6 +830,7 @@ module core_dispatch #(
           ct_idx_d      = head_q;
           wait_left_d   = eff_watchdog;
           wait_wd_d     = (eff_watchdog != 0);
+          wait_zero_d   = (eff_watchdog == 0);
           word_d        = '0;
           sig_cmd_d     = 1'b0;
           sig_data_d    = 1'b0;
@@ -858,8 +862,11 @@ module core_dispatch #(
             end
           end
         end
-        if (wait_left_q != 0) wait_left_d = wait_left_q - 32'd1;
-        if (wait_wd_q && wait_left_q == 0 && state_d == S_WAIT_RUN && word_q == 6'd0) begin
+        if (!wait_zero_q) begin
+          wait_left_d = wait_left_q - 32'd1;
+          wait_zero_d = (wait_left_q == 32'd1);
+        end
+        if (wait_wd_q && wait_zero_q && state_d == S_WAIT_RUN && word_q == 6'd0) begin
           ct_busy_d   = 1'b0;  // the WAIT is the descriptor at fault: it never retires
           pf_err_d    = core_regs_pkg::ERR_TIMEOUT;
           pf_kind_d   = core_regs_pkg::FAULT_KIND_TIMEOUT;
@@ -1173,6 +1180,7 @@ module core_dispatch #(
     chk_q         <= chk_d;
     wait_left_q   <= wait_left_d;
     wait_wd_q     <= wait_wd_d;
+    wait_zero_q   <= wait_zero_d;
     db_met_q      <= ($signed(wait_value - d_value) >= 0);
     sig_cmd_q     <= sig_cmd_d;
     sig_data_q    <= sig_data_d;
@@ -1207,6 +1215,12 @@ module core_dispatch #(
   end
 
 `ifndef SYNTHESIS
+  always_ff @(posedge clk_i) begin
+    if (!rst_i && state_q == S_WAIT_RUN) begin
+      assert (wait_zero_q == (wait_left_q == 32'd0))
+      else $error("core_dispatch: the WAIT's zero flag disagrees with its counter");
+    end
+  end
   initial begin
     if (MaxBatch > 32) $error("core_dispatch: MaxBatch above 32 needs a wider lengths word counter");
     if (NumWindows < 1) $error("core_dispatch: NumWindows must be >= 1");
