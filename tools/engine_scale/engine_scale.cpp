@@ -10,7 +10,7 @@
 // Besides the command's cycles per step (fill and final drain included), it
 // gives the steady cycles per step: what a step adds to a running command,
 // (cycles at 2T - cycles at T) / T, and its overhead above the MAC bound.
-//   engine_scale --point vu9p:816:51 --point u250:1120:70
+//   engine_scale --point vu9p:816:51 --point u250:1136:71
 //                --point p1024r:1024:64:red --json out.json   (one command line)
 #include <CLI/CLI.hpp>
 #include <cstdint>

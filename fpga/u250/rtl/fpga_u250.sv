@@ -24,15 +24,15 @@
 // farnn_core parameters: the capacity model's BRAM design point for the Alveo
 // U250 (docs/capacity.md; fpga/common/board_params.py turns it into parameters
 // and check_core_params.py keeps these defaults equal to it):
-//   NumPe 1120        the PEs the model fits in the U250's user region in
+//   NumPe 1136        the PEs the model fits in the U250's user region in
 //                     whole chains of 16 (the LUTs bind: each chain beyond
 //                     the first adds a node of the join tree);
-//   NumChains 70      chains of 16 PEs, so a step's latency does not grow
-//                     with the 1120-PE chain (docs/decisions.md);
+//   NumChains 71      chains of 16 PEs, so a step's latency does not grow
+//                     with the 1136-PE chain (docs/decisions.md);
 //   MaxHidden 512     its LSTM and GRU limits (both 512);
 //   NumBanks 1        the model gives each PE's whole RAM to one layer; two banks
 //                     would halve the words per bank and the largest layer;
-//   WeightDepth 1024  3 RAMB18 per PE (the block RAM shared out over 1120 PEs),
+//   WeightDepth 1024  3 RAMB18 per PE (the block RAM shared out over 1136 PEs),
 //                     one taken by the accumulators at H = 512: two RAMB18 of
 //                     1024 words for weights (LSTM and GRU H <= 512 fit,
 //                     exactly the model's limits);
@@ -40,7 +40,7 @@
 //   MaxBatch 4, MulLatency 2, AddLatency 3: the configuration whose synthesis
 //                     gave the model's fixed cost and the clock estimate;
 //   StoreAddrWidth 34 the 16 GiB of DDR4 C0 (the MIG's AXI address width).
-// The URAM design point (1120 PEs, LSTM H <= 1024) needs the PE weight RAM
+// The URAM design point (1136 PEs, LSTM H <= 1024) needs the PE weight RAM
 // marked for UltraRAM in the RTL first. BuildId and ClockKhz come from the Tcl
 // (commit hash; clock estimate), so `farnn info` names the RTL on the card.
 // Pad names follow the board files (xilinx.com:au250 board part), not the
@@ -50,8 +50,8 @@
 module fpga_u250 #(
   parameter logic [31:0] BuildId        = 32'h0,   // set by the flow: git rev-parse --short=8 HEAD
   parameter logic [31:0] ClockKhz       = 32'd0,   // set by the flow: the make-synth clock estimate
-  parameter int unsigned NumPe          = 1120,
-  parameter int unsigned NumChains      = 70,
+  parameter int unsigned NumPe          = 1136,
+  parameter int unsigned NumChains      = 71,
   parameter int unsigned WeightDepth    = 1024,
   parameter int unsigned NumBanks       = 1,
   parameter int unsigned WeightLanes    = 16,
