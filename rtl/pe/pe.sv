@@ -458,7 +458,9 @@ module pe #(
   // assertions below.
   logic [31:0] add_a, add_b, aux_a_q;
   logic        acc_sel_d, acc_sel_q;
-  assign acc_sel_d = mac_acc_rd ? !info_acc_rd[AccWidth+1] : (comb_go || (has_rows_d && !part_zero));
+  logic        part_word;  // a partial adds this PE's word (it has rows, the partial is not zero)
+  assign part_word = has_rows_d && !part_zero;
+  assign acc_sel_d = mac_acc_rd ? !info_acc_rd[AccWidth+1] : (comb_go || part_word);
   always_ff @(posedge clk_i) begin
     aux_a_q   <= comb_go ? (first_go ? first_sum : sum) : part_data;
     acc_sel_q <= acc_sel_d;
@@ -535,7 +537,7 @@ module pe #(
       .waddr_i(info_add_out[AccWidth-1:0]),
       .wdata_i(sum),
       .re_i   (part_valid),
-      .rclr_i (!has_rows_d || part_zero),
+      .rclr_i (!part_word),
       .raddr_i(red_idx_q),
       .rdata_o(red_acc_rdata)
     );
