@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -603,6 +604,46 @@ TEST(EngineCycles, DeviceScaleTargetsMet) {
   EXPECT_GE(util(1024, 64, 1024, false), 0.90);
   EXPECT_GE(util(1024, 64, 512, false), 0.80);  // 2 rows a PE, 4 sums
   EXPECT_GE(util(1024, 64, 256, false), 0.50);  // 1 row a PE, 8 sums
+}
+
+// The per-step overhead does not grow with the chain. At equal rows a PE R
+// (the same sums, final adds and drain in every PE), what a running step
+// costs above R*H (the MACs of the fullest PE) grows by 3 cycles per 4x PEs
+// forward (a broadcast level and two join levels): 64 PEs in 4 chains and
+// 1,024 in 64 differ by 6 (the model: LSTM 105/111 at R = 1, 55/61 at R =
+// 16; GRU 113/119 and 63/69), within the 32 and under its 200. The
+// backward on an adder of its own per PE (RedAdder) does not grow either
+// (LSTM R = 1: 186 -> 152; R >= 2: 0 at 1,024 PEs) and stays under 300. A
+// single chain of 1,024 PEs, a linear broadcast or join, or a latency that
+// grew with NumPe fails here. (At equal H the overhead does change with NumPe:
+// fewer rows a PE means more sums and their final adds, a cost of the PE's
+// work, not of the chain: docs/performance.md, "Per step in a running command".)
+TEST(EngineCycles, StepOverheadFlatInNumPe) {
+  struct Overhead {
+    double fw, bw;
+  };
+  auto overhead = [](Cell cell, int rows, int pes, int chains) {
+    const int h = rows * pes / engine::gates(cell);
+    const engine::Config t20{cell, h, 1, 20, 1}, t40{cell, h, 1, 40, 1};
+    engine::EngineTiming t{pes, 3, 4, 30, engine::stream_fifo_depth(h), 16, chains};
+    t.red_adder = true;
+    EXPECT_EQ(engine::Schedule::of(t20, t).rows, rows) << pes << " PEs, H = " << h;
+    const double bound = static_cast<double>(rows) * h;
+    return Overhead{static_cast<double>(engine::forward_cycles(t40, t) - engine::forward_cycles(t20, t)) / 20 - bound,
+                    static_cast<double>(engine::backward_cycles(t40, t) - engine::backward_cycles(t20, t)) / 20 -
+                        bound};
+  };
+  for (Cell cell : {Cell::kLstm, Cell::kGru}) {
+    for (int rows : {1, 2, 4, 16}) {
+      const Overhead small = overhead(cell, rows, 64, 4), large = overhead(cell, rows, 1024, 64);
+      const std::string at = std::string(engine::cell_name(cell)) + ", " + std::to_string(rows) + " rows a PE";
+      EXPECT_LE(std::abs(large.fw - small.fw), 32) << at;
+      EXPECT_GT(large.fw, small.fw) << at << ": the trees' levels are in the model";
+      EXPECT_LE(large.fw, 200) << at;
+      EXPECT_LE(large.bw, small.bw + 32) << at;
+      EXPECT_LE(large.bw, 300) << at;
+    }
+  }
 }
 
 // With several sequences a forward step's last element no longer waits for
