@@ -2,7 +2,8 @@
 """Markdown tables of the benchmarks (`make bench` JSON) for docs/performance.md.
 
 Usage: bench_tables.py build/bench/engine_p4.json [build/bench/core_p4.json
-                      build/bench/device.json build/bench/train.json ...]
+                      build/bench/device.json build/bench/train.json
+                      build/bench/engine_scale.json ...]
 
 The training benchmark (train.json): one row per (cell, H, B) with PyTorch's
 step, the CPU path's step and its split, the speed-up, and the projected
@@ -22,8 +23,13 @@ on bytes is refused).
 Per parameterization: one row per (cell, H, B) with FW/BW cycles and MAC
 utilization (rows with B = 1 and H >= 8*NumPe in bold: the target points),
 FW dependency stalls, the LOAD's cycles and words per cycle against the
-lanes it writes, and FW+BW time at the benchmark's clock. Python 3 standard
-library only.
+lanes it writes, and FW+BW time at the benchmark's clock.
+
+The device-scale model (engine_scale.json): the design-point table, one row
+per (point, cell, H, B) with FW and BW cycles a step, MAC utilization and µs
+a step at its clock; batch 1 for every point and H, and batch 4 and 16 at
+H = 256 and 1024 for the first point. `--points a,b,...` (before the JSON
+files) keeps those points, in that order. Python 3 standard library only.
 """
 import json
 import sys
@@ -152,10 +158,45 @@ def device_table(d):
     return "\n".join(lines)
 
 
+def scale_table(d, names=None):
+    lines = [
+        "Clock %.1f MHz (%s), T = %d, gate store %d cycles, MulLatency %d, AddLatency %d:"
+        % (d["clock_mhz"], d["clock_source"], d["steps"], d["gate_store_latency"], d["mul_latency"],
+           d["add_latency"]),
+        "",
+        "| point | NumPe (chains) | cell | H | B | FW cycles/step | FW util | FW µs/step "
+        "| BW cycles/step | BW util | BW µs/step |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    points = d["points"]
+    if names:
+        by = {pt["name"]: pt for pt in points}
+        missing = [n for n in names if n not in by]
+        if missing:
+            raise SystemExit("bench_tables.py: no point %s in the engine_scale JSON" % ", ".join(missing))
+        points = [by[n] for n in names]
+    for i, pt in enumerate(points):
+        for r in pt["rows"]:
+            if r["batch"] != 1 and not (i == 0 and r["hidden"] in (256, 1024)):
+                continue
+            fw, bw = r["forward"], r["backward"]
+            lines.append("| %s | %d (%d) | %s | %d | %d | %.0f | %.1f%% | %.1f | %.0f | %.1f%% | %.1f |" % (
+                pt["name"], pt["num_pe"], pt["num_chains"], r["cell"].upper(), r["hidden"], r["batch"],
+                fw["cycles_per_step"], 100 * fw["mac_utilization"], fw["us_per_step"],
+                bw["cycles_per_step"], 100 * bw["mac_utilization"], bw["us_per_step"]))
+    return "\n".join(lines)
+
+
 def main(argv):
     if not argv:
         print(__doc__)
         return 2
+    names = None
+    if argv[0] == "--points":
+        if len(argv) < 3:
+            print(__doc__)
+            return 2
+        names, argv = argv[1].split(","), argv[2:]
     out = []
     for a in argv:
         d = json.load(open(a))
@@ -164,6 +205,8 @@ def main(argv):
             out.append(core_table(d))
         elif kind == "device":
             out.append(device_table(d))
+        elif kind == "engine_scale":
+            out.append(scale_table(d, names))
         elif kind.startswith("training step"):
             out.append(train_table(d))
         else:
