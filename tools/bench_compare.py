@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""Compares two runs of one `make bench` benchmark (its JSON files), figure by figure.
+
+Usage: bench_compare.py [--tolerance PCT] [--all] OLD.json NEW.json
+
+Both files must come from the same benchmark (their "benchmark" field). Lists
+of records are matched by the fields that name a record (name, cell, hidden,
+batch, phase, preset), not by position, so a run that adds or reorders
+configurations still compares. Every number, string and flag is compared:
+
+- cycle counts (a field named `cycles`, `*cycles_per_step` or one inside a
+  `cycles` object; stalls are not among them) are listed whenever they
+  differ, as slower or faster;
+- a flag that turns false (`bit_exact`), a string that changes, and a
+  record present in one run only are listed always;
+- any other number (times, utilization, bytes) is listed when it moved by
+  more than PCT percent (default 5; `--all`: every change).
+
+Exit status: 0 when no cycle count grew, no flag turned false and both runs
+hold the same records; 1 otherwise (each cause listed); 2 when the files
+cannot be compared (unreadable, not JSON, different benchmarks). Python 3
+standard library only.
+"""
+import json
+import sys
+
+NAME_FIELDS = ("name", "cell", "hidden", "batch", "phase", "preset")
+
+
+def record_key(item, index):
+    if isinstance(item, dict):
+        named = [(f, item[f]) for f in NAME_FIELDS if f in item and not isinstance(item[f], (dict, list))]
+        if named:
+            return "[" + " ".join("%s=%s" % (f, v) for f, v in named) + "]"
+    return "[%d]" % index
+
+
+def flatten(node, path, parents, out):
+    """Leaves of a JSON tree as {path: (value, keys from the root)}."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            flatten(v, path + ("." if path else "") + k, parents + (k,), out)
+    elif isinstance(node, list):
+        keys = [record_key(v, i) for i, v in enumerate(node)]
+        for i, v in enumerate(node):
+            key = keys[i] if keys.count(keys[i]) == 1 else "%s#%d" % (keys[i], i)  # same name fields twice
+            flatten(v, path + key, parents + (key,), out)
+    else:
+        out[path] = (node, parents)
+
+
+def record_prefixes(path):
+    return [path[:i + 1] for i, c in enumerate(path) if c == "]"]
+
+
+def missing(here, there):
+    """What `here` holds and `there` does not: the outermost record that
+    `there` lacks, or the field where both hold the record."""
+    held = set()
+    for p in there:
+        held.update(record_prefixes(p))
+    out = set()
+    for p in here:
+        if p in there:
+            continue
+        lacking = [r for r in record_prefixes(p) if r not in held]
+        out.add(lacking[0] if lacking else p)
+    return out
+
+
+def is_cycle_count(parents):
+    last = parents[-1] if parents else ""
+    return last == "cycles" or last.endswith("cycles_per_step") or (len(parents) > 1 and parents[-2] == "cycles")
+
+
+class Unusable(Exception):
+    """A file that cannot be compared (exit status 2)."""
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            d = json.load(f)
+    except (OSError, ValueError) as e:
+        raise Unusable("cannot read %s: %s" % (path, e))
+    if not isinstance(d, dict):
+        raise Unusable("%s is not a benchmark's JSON (no object at the top)" % path)
+    return d
+
+
+def number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def compare(old, new, tolerance, show_all):
+    """Returns (lines, failed)."""
+    a, b = {}, {}
+    flatten(old, "", (), a)
+    flatten(new, "", (), b)
+    slower, faster, flags, other, only = [], [], [], [], []
+    for p in sorted(missing(a, b)):
+        only.append("  only in OLD: %s" % p)
+    for p in sorted(missing(b, a)):
+        only.append("  only in NEW: %s" % p)
+    for p in sorted(set(a) & set(b)):
+        (x, parents), (y, _) = a[p], b[p]
+        if x == y:
+            continue
+        if number(x) and number(y):
+            change = "%s -> %s" % (x, y)
+            if x != 0:
+                change += " (%+.2f %%)" % (100.0 * (y - x) / abs(x))
+            if is_cycle_count(parents):
+                (slower if y > x else faster).append("  %s: %s" % (p, change))
+            elif show_all or x == 0 or abs(y - x) > tolerance / 100.0 * abs(x):
+                other.append("  %s: %s" % (p, change))
+        elif isinstance(x, bool) and isinstance(y, bool):
+            flags.append("  %s: %s -> %s" % (p, x, y))
+        else:
+            other.append("  %s: %r -> %r" % (p, x, y))
+    turned_false = [f for f in flags if f.endswith("True -> False")]
+    lines = []
+    for title, items in (("slower (cycle counts that grew)", slower), ("faster (cycle counts that fell)", faster),
+                         ("flags", flags), ("records in one run only", only),
+                         ("other changes (beyond %g %%)" % tolerance if not show_all else "other changes", other)):
+        if items:
+            lines.append("%s:" % title)
+            lines.extend(items)
+    failed = bool(slower or turned_false or only)
+    lines.append("bench_compare: %d figures compared; %d cycle counts slower, %d faster; %d flags turned false; "
+                 "%d records in one run only -> %s"
+                 % (len(set(a) & set(b)), len(slower), len(faster), len(turned_false), len(only),
+                    "DIFFERS" if failed else "OK"))
+    return lines, failed
+
+
+def main(argv):
+    tolerance, show_all, files = 5.0, False, []
+    i = 0
+    while i < len(argv):
+        if argv[i] == "--tolerance":
+            try:
+                tolerance = float(argv[i + 1])
+            except (IndexError, ValueError):
+                print("bench_compare.py: --tolerance needs a number (percent)", file=sys.stderr)
+                return 2
+            if not tolerance >= 0:
+                print("bench_compare.py: --tolerance must be >= 0", file=sys.stderr)
+                return 2
+            i += 2
+        elif argv[i] == "--all":
+            show_all = True
+            i += 1
+        else:
+            files.append(argv[i])
+            i += 1
+    if len(files) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    try:
+        old, new = load(files[0]), load(files[1])
+    except Unusable as e:
+        print("bench_compare.py: %s" % e, file=sys.stderr)
+        return 2
+    if old.get("benchmark") != new.get("benchmark"):
+        print("bench_compare.py: %s is benchmark %r, %s is %r: not the same benchmark"
+              % (files[0], old.get("benchmark"), files[1], new.get("benchmark")), file=sys.stderr)
+        return 2
+    lines, failed = compare(old, new, tolerance, show_all)
+    print("\n".join(lines))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
