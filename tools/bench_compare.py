@@ -5,23 +5,27 @@ Usage: bench_compare.py [--tolerance PCT] [--all] OLD.json NEW.json
 
 Both files must come from the same benchmark (their "benchmark" field). Lists
 of records are matched by the fields that name a record (name, cell, hidden,
-batch, phase, preset), not by position, so a run that adds or reorders
-configurations still compares. Every number, string and flag is compared:
+batch, phase, preset; a name seen twice gets #2, #3), not by position, so a
+run that adds or reorders configurations still compares. Every number,
+string and flag is compared:
 
-- cycle counts (a field named `cycles`, `*cycles_per_step` or one inside a
-  `cycles` object; stalls are not among them) are listed whenever they
-  differ, as slower or faster;
-- a flag that turns false (`bit_exact`), a string that changes, and a
-  record present in one run only are listed always;
+- cycle counts (a field named `cycles`, `*_cycles` or `*cycles_per_step`,
+  or one inside a `cycles` object; stalls and latencies given in cycles are
+  not among them) are listed whenever they differ, as slower or faster;
+- a flag that turns false (`bit_exact`), a value that changes kind (a
+  number that becomes NaN, null, a string or a flag), a text that changes,
+  and a record or field present in one run only are listed always;
 - any other number (times, utilization, bytes) is listed when it moved by
   more than PCT percent (default 5; `--all`: every change).
 
-Exit status: 0 when no cycle count grew, no flag turned false and both runs
-hold the same records; 1 otherwise (each cause listed); 2 when the files
-cannot be compared (unreadable, not JSON, different benchmarks). Python 3
-standard library only.
+Exit status: 0 when no cycle count grew, no flag turned false, no value
+changed kind and NEW holds every record and field of OLD (NEW may hold
+more: listed, not a failure); 1 otherwise (each cause listed); 2 when the
+files cannot be compared (unreadable, not JSON, different benchmarks).
+Python 3 standard library only.
 """
 import json
+import math
 import sys
 
 NAME_FIELDS = ("name", "cell", "hidden", "batch", "phase", "preset")
@@ -41,9 +45,12 @@ def flatten(node, path, parents, out):
         for k, v in node.items():
             flatten(v, path + ("." if path else "") + k, parents + (k,), out)
     elif isinstance(node, list):
-        keys = [record_key(v, i) for i, v in enumerate(node)]
+        seen = {}
         for i, v in enumerate(node):
-            key = keys[i] if keys.count(keys[i]) == 1 else "%s#%d" % (keys[i], i)  # same name fields twice
+            key = record_key(v, i)
+            seen[key] = seen.get(key, 0) + 1
+            if seen[key] > 1:  # the same name fields again: #2, #3, ... inside the brackets
+                key = "%s #%d]" % (key[:-1], seen[key])
             flatten(v, path + key, parents + (key,), out)
     else:
         out[path] = (node, parents)
@@ -69,8 +76,19 @@ def missing(here, there):
 
 
 def is_cycle_count(parents):
+    if any(k == "stall_cycles" or "latency" in k for k in parents):
+        return False
     last = parents[-1] if parents else ""
-    return last == "cycles" or last.endswith("cycles_per_step") or (len(parents) > 1 and parents[-2] == "cycles")
+    return (last == "cycles" or last.endswith("_cycles") or last.endswith("cycles_per_step") or
+            (len(parents) > 1 and parents[-2] == "cycles"))
+
+
+def kind(v):
+    if isinstance(v, bool):
+        return "flag"
+    if isinstance(v, (int, float)):
+        return "number" if math.isfinite(v) else "non-finite number"
+    return "null" if v is None else type(v).__name__
 
 
 class Unusable(Exception):
@@ -97,16 +115,17 @@ def compare(old, new, tolerance, show_all):
     a, b = {}, {}
     flatten(old, "", (), a)
     flatten(new, "", (), b)
-    slower, faster, flags, other, only = [], [], [], [], []
-    for p in sorted(missing(a, b)):
-        only.append("  only in OLD: %s" % p)
-    for p in sorted(missing(b, a)):
-        only.append("  only in NEW: %s" % p)
+    slower, faster, flags, kinds, text, other = [], [], [], [], [], []
+    gone = sorted(missing(a, b))
+    added = sorted(missing(b, a))
     for p in sorted(set(a) & set(b)):
         (x, parents), (y, _) = a[p], b[p]
-        if x == y:
+        kx, ky = kind(x), kind(y)
+        if kx != ky:
+            kinds.append("  %s: %r (%s) -> %r (%s)" % (p, x, kx, y, ky))
+        elif x == y or (kx == "non-finite number" and repr(x) == repr(y)):
             continue
-        if number(x) and number(y):
+        elif kx == "number":
             change = "%s -> %s" % (x, y)
             if x != 0:
                 change += " (%+.2f %%)" % (100.0 * (y - x) / abs(x))
@@ -114,23 +133,26 @@ def compare(old, new, tolerance, show_all):
                 (slower if y > x else faster).append("  %s: %s" % (p, change))
             elif show_all or x == 0 or abs(y - x) > tolerance / 100.0 * abs(x):
                 other.append("  %s: %s" % (p, change))
-        elif isinstance(x, bool) and isinstance(y, bool):
+        elif kx == "flag":
             flags.append("  %s: %s -> %s" % (p, x, y))
         else:
-            other.append("  %s: %r -> %r" % (p, x, y))
+            text.append("  %s: %r -> %r" % (p, x, y))
     turned_false = [f for f in flags if f.endswith("True -> False")]
     lines = []
     for title, items in (("slower (cycle counts that grew)", slower), ("faster (cycle counts that fell)", faster),
-                         ("flags", flags), ("records in one run only", only),
-                         ("other changes (beyond %g %%)" % tolerance if not show_all else "other changes", other)):
+                         ("flags", flags), ("values that changed kind", kinds),
+                         ("only in OLD (records or fields NEW lacks)", ["  " + p for p in gone]),
+                         ("only in NEW (records or fields OLD lacks)", ["  " + p for p in added]),
+                         ("text", text),
+                         ("other changes" + ("" if show_all else " (beyond %g %%)" % tolerance), other)):
         if items:
             lines.append("%s:" % title)
             lines.extend(items)
-    failed = bool(slower or turned_false or only)
+    failed = bool(slower or turned_false or kinds or gone)
     lines.append("bench_compare: %d figures compared; %d cycle counts slower, %d faster; %d flags turned false; "
-                 "%d records in one run only -> %s"
-                 % (len(set(a) & set(b)), len(slower), len(faster), len(turned_false), len(only),
-                    "DIFFERS" if failed else "OK"))
+                 "%d values changed kind; %d only in OLD, %d only in NEW -> %s"
+                 % (len(set(a) & set(b)), len(slower), len(faster), len(turned_false), len(kinds), len(gone),
+                    len(added), "DIFFERS" if failed else "OK"))
     return lines, failed
 
 

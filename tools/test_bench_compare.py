@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Tests of bench_compare.py (CTest `bench_compare`): a run against itself,
-a clock change, a cycle count one higher and one lower, a bit-exact flag
-lost, a configuration dropped or added, and files that cannot be compared.
+a clock change, a cycle count one higher and one lower, stalls and
+latencies that are not cycle counts, a bit-exact flag lost, a value that
+changes kind (NaN, null, a flag for a number), a configuration or field
+dropped or added, records named twice, and files that cannot be compared.
 Each test builds its two JSON files from one engine-benchmark-shaped record
 set, so the mutation it makes is the only difference."""
 import copy
@@ -78,26 +80,31 @@ class BenchCompare(unittest.TestCase):
         self.assertIn("1 cycle counts slower", out)
 
     def test_cycles_per_step_and_load_count(self):
-        for path in (("forward", "cycles_per_step"), ("load", "cycles")):
+        for phase, field in (("forward", "cycles_per_step"), ("load", "cycles")):
             new = copy.deepcopy(BASE)
-            new["configs"][2][path[0]][path[1]] += 1
+            new["configs"][2][phase][field] += 1
             rc, out = self.run_tool(BASE, new)
-            self.assertEqual(rc, 1, "%s: %s" % (path, out))
+            self.assertEqual(rc, 1, "%s.%s: %s" % (phase, field, out))
+            self.assertIn("configs[cell=gru hidden=8 batch=1].%s.%s" % (phase, field), out)
 
-    def test_stalls_are_not_cycle_counts(self):
+    def test_stalls_and_latencies_are_not_cycle_counts(self):
         new = copy.deepcopy(BASE)
         new["configs"][0]["forward"]["stall_cycles"]["input"] = 30
-        rc, out = self.run_tool(BASE, new)
+        new["card_latency_cycles"] = 70
+        old = copy.deepcopy(BASE)
+        old["card_latency_cycles"] = 63
+        rc, out = self.run_tool(old, new)
         self.assertEqual(rc, 0, out)
         self.assertIn("stall_cycles.input: 3 -> 30", out)
+        self.assertIn("card_latency_cycles: 63 -> 70", out)
 
     def test_faster_passes_and_is_listed(self):
         new = copy.deepcopy(BASE)
-        new["configs"][0]["forward"]["cycles"] -= 100
+        new["configs"][0]["forward"]["cycles"] -= 1
         rc, out = self.run_tool(BASE, new)
         self.assertEqual(rc, 0, out)
         self.assertIn("faster", out)
-        self.assertIn("forward.cycles: 10580 -> 10480", out)
+        self.assertIn("configs[cell=lstm hidden=8 batch=1].forward.cycles: 10580 -> 10579", out)
 
     def test_lost_bit_exactness_fails(self):
         new = copy.deepcopy(BASE)
@@ -112,16 +119,54 @@ class BenchCompare(unittest.TestCase):
         rc, out = self.run_tool(BASE, new)
         self.assertEqual(rc, 0, out)
 
-    def test_dropped_and_added_records(self):
+    def test_value_changing_kind_fails(self):
+        for value in (float("nan"), None, "10580", True):
+            new = copy.deepcopy(BASE)
+            new["configs"][0]["forward"]["cycles"] = value
+            rc, out = self.run_tool(BASE, new)
+            self.assertEqual(rc, 1, "%r: %s" % (value, out))
+            self.assertIn("values that changed kind", out)
+            self.assertIn("configs[cell=lstm hidden=8 batch=1].forward.cycles: 10580 (number)", out)
+        new = copy.deepcopy(BASE)
+        new["configs"][0]["forward"]["mac_utilization"] = float("nan")  # not a cycle count: still listed
+        rc, out = self.run_tool(BASE, new)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("forward.mac_utilization: 0.5 (number) -> nan (non-finite number)", out)
+        new = copy.deepcopy(BASE)
+        new["configs"][0]["bit_exact"] = 1
+        rc, out = self.run_tool(BASE, new)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("bit_exact: True (flag) -> 1 (number)", out)
+        rc, out = self.run_tool(new, new)  # NaN against NaN is no change
+        self.assertEqual(rc, 0, out)
+
+    def test_dropped_and_added_records_and_fields(self):
         new = copy.deepcopy(BASE)
         del new["configs"][1]
         rc, out = self.run_tool(BASE, new)
         self.assertEqual(rc, 1, out)
-        self.assertIn("only in OLD: configs[cell=lstm hidden=8 batch=4]", out)
-        self.assertIn("1 records in one run only", out)
-        rc, out = self.run_tool(new, BASE)
+        self.assertIn("only in OLD (records or fields NEW lacks):\n  configs[cell=lstm hidden=8 batch=4]\n", out)
+        self.assertIn("1 only in OLD, 0 only in NEW", out)
+        rc, out = self.run_tool(new, BASE)  # NEW measures more: listed, not a failure
+        self.assertEqual(rc, 0, out)
+        self.assertIn("only in NEW (records or fields OLD lacks):\n  configs[cell=lstm hidden=8 batch=4]\n", out)
+        new = copy.deepcopy(BASE)
+        del new["configs"][0]["load"]["words_per_cycle"]
+        rc, out = self.run_tool(BASE, new)
         self.assertEqual(rc, 1, out)
-        self.assertIn("only in NEW: configs[cell=lstm hidden=8 batch=4]", out)
+        self.assertIn("  configs[cell=lstm hidden=8 batch=1].load.words_per_cycle\n", out)
+
+    def test_records_named_twice(self):
+        twice = copy.deepcopy(BASE)
+        twice["configs"].append(config("lstm", 8, 1, 10580, 9712))
+        rc, out = self.run_tool(BASE, twice)
+        self.assertEqual(rc, 0, out)
+        self.assertIn("only in NEW (records or fields OLD lacks):\n  configs[cell=lstm hidden=8 batch=1 #2]\n", out)
+        slower = copy.deepcopy(twice)
+        slower["configs"][3]["backward"]["cycles"] += 1
+        rc, out = self.run_tool(twice, slower)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("configs[cell=lstm hidden=8 batch=1 #2].backward.cycles: 9712 -> 9713", out)
 
     def test_unusable_inputs(self):
         other = copy.deepcopy(BASE)
@@ -137,6 +182,7 @@ class BenchCompare(unittest.TestCase):
         self.assertIn("no object at the top", out)
         rc, out = self.run_tool(BASE, BASE, "--tolerance", "x")
         self.assertEqual(rc, 2, out)
+        self.assertIn("--tolerance needs a number", out)
 
 
 if __name__ == "__main__":

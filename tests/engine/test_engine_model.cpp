@@ -606,18 +606,21 @@ TEST(EngineCycles, DeviceScaleTargetsMet) {
   EXPECT_GE(util(1024, 64, 256, false), 0.50);  // 1 row a PE, 8 sums
 }
 
-// The per-step overhead does not grow with the chain. At equal rows a PE R
+// The per-step overhead barely grows with the chain. At equal rows a PE R
 // (the same sums, final adds and drain in every PE), what a running step
 // costs above R*H (the MACs of the fullest PE) grows by 3 cycles per 4x PEs
 // forward (a broadcast level and two join levels): 64 PEs in 4 chains and
 // 1,024 in 64 differ by 6 (the model: LSTM 105/111 at R = 1, 55/61 at R =
-// 16; GRU 113/119 and 63/69), within the 32 and under its 200. The
-// backward on an adder of its own per PE (RedAdder) does not grow either
-// (LSTM R = 1: 186 -> 152; R >= 2: 0 at 1,024 PEs) and stays under 300. A
-// single chain of 1,024 PEs, a linear broadcast or join, or a latency that
-// grew with NumPe fails here. (At equal H the overhead does change with NumPe:
-// fewer rows a PE means more sums and their final adds, a cost of the PE's
-// work, not of the chain: docs/performance.md, "Per step in a running command".)
+// 16; GRU 113/119 and 63/69). Asserted: it grows (the trees' levels are in
+// the model), by at most the 32, and stays under its 200. The
+// backward on an adder of its own per PE (RedAdder) rises by at most 32
+// (LSTM R = 1: 186 -> 152, it falls; R >= 2: 0 at 1,024 PEs) and stays
+// under 300. A model whose broadcast or join latency grew linearly with
+// NumPe fails here. Not covered: the default PE's backward (the reduction
+// on the MAC adder), which does grow with NumPe (docs/performance.md). At
+// equal H the forward overhead changes with NumPe too: fewer rows a PE
+// means more sums and their final adds, a cost of the PE's work, not of the
+// chain (docs/performance.md, "Per step in a running command").
 TEST(EngineCycles, StepOverheadFlatInNumPe) {
   struct Overhead {
     double fw, bw;
