@@ -36,10 +36,19 @@ test: lint build
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 # The training benchmark compares against PyTorch: bootstrap adds python3-torch.
+# The run before is kept in $(BUILD)/bench-previous/ and this run is compared
+# with it (tools/bench_compare.py): what moved is printed, and a slower cycle
+# count, a lost bit-exact flag or a missing figure is named at the end.
 bench: build
 	@FARNN_EXTRA_PACKAGES="$(FARNN_EXTRA_PACKAGES) python3-torch" scripts/bootstrap.sh
 	@cmake -S . -B $(BUILD) -DFARNN_BENCH_P256=ON >/dev/null
+	@rm -rf $(BUILD)/bench-previous
+	@if ls $(BUILD)/bench/*.json >/dev/null 2>&1; then mv $(BUILD)/bench $(BUILD)/bench-previous; fi
 	@cmake --build $(BUILD) --target bench
+	@if [ -d $(BUILD)/bench-previous ]; then \
+	  python3 tools/bench_compare.py $(BUILD)/bench-previous $(BUILD)/bench \
+	    || echo "make bench: this run differs from the one before it (above: slower cycle counts, lost bit-exactness or missing figures)"; \
+	fi
 
 sweep: build
 	@$(BUILD)/tools/act_sweep/act_sweep --json $(BUILD)/act_sweep.json

@@ -2,6 +2,11 @@
 """Compares two runs of one `make bench` benchmark (its JSON files), figure by figure.
 
 Usage: bench_compare.py [--tolerance PCT] [--all] OLD.json NEW.json
+       bench_compare.py [--tolerance PCT] [--all] OLD_DIR NEW_DIR
+
+Two folders: every OLD_DIR/*.json against the file of that name in NEW_DIR
+(a file NEW_DIR lacks counts as a difference; `make bench` compares its
+run with the one before it this way: build/bench-previous/ and build/bench/).
 
 Both files must come from the same benchmark (their "benchmark" field). Lists
 of records are matched by the fields that name a record (name, cell, hidden,
@@ -21,11 +26,13 @@ string and flag is compared:
 Exit status: 0 when no cycle count grew, no flag turned false, no value
 changed kind and NEW holds every record and field of OLD (NEW may hold
 more: listed, not a failure); 1 otherwise (each cause listed); 2 when the
-files cannot be compared (unreadable, not JSON, different benchmarks).
+files cannot be compared (unreadable, not JSON, different benchmarks, an
+empty OLD_DIR); with folders, the worst of the files'.
 Python 3 standard library only.
 """
 import json
 import math
+import os
 import sys
 
 NAME_FIELDS = ("name", "cell", "hidden", "batch", "phase", "preset")
@@ -128,7 +135,7 @@ def compare(old, new, tolerance, show_all):
         elif kx == "number":
             change = "%s -> %s" % (x, y)
             if x != 0:
-                change += " (%+.2f %%)" % (100.0 * (y - x) / abs(x))
+                change += " (%+.3g %%)" % (100.0 * (y - x) / abs(x))
             if is_cycle_count(parents):
                 (slower if y > x else faster).append("  %s: %s" % (p, change))
             elif show_all or x == 0 or abs(y - x) > tolerance / 100.0 * abs(x):
@@ -156,6 +163,42 @@ def compare(old, new, tolerance, show_all):
     return lines, failed
 
 
+def compare_files(old_path, new_path, tolerance, show_all):
+    """Returns (exit status, lines)."""
+    try:
+        old, new = load(old_path), load(new_path)
+    except Unusable as e:
+        return 2, ["bench_compare.py: %s" % e]
+    if old.get("benchmark") != new.get("benchmark"):
+        return 2, ["bench_compare.py: %s is benchmark %r, %s is %r: not the same benchmark"
+                   % (old_path, old.get("benchmark"), new_path, new.get("benchmark"))]
+    lines, failed = compare(old, new, tolerance, show_all)
+    return (1 if failed else 0), lines
+
+
+def compare_dirs(old_dir, new_dir, tolerance, show_all):
+    """Every OLD_DIR/*.json against the file of that name in NEW_DIR."""
+    names = lambda d: sorted(f for f in os.listdir(d) if f.endswith(".json"))
+    old_names, new_names = names(old_dir), names(new_dir)
+    status, lines = 0, []
+    for n in old_names:
+        if n not in new_names:
+            lines.append("== %s: only in %s (NEW lacks it)" % (n, old_dir))
+            status = max(status, 1)
+            continue
+        rc, out = compare_files(os.path.join(old_dir, n), os.path.join(new_dir, n), tolerance, show_all)
+        lines.append("== %s" % n)
+        lines.extend(out)
+        status = max(status, rc)
+    for n in new_names:
+        if n not in old_names:
+            lines.append("== %s: only in %s (new)" % (n, new_dir))
+    if not old_names:
+        lines.append("bench_compare.py: no *.json in %s" % old_dir)
+        status = 2
+    return status, lines
+
+
 def main(argv):
     tolerance, show_all, files = 5.0, False, []
     i = 0
@@ -179,18 +222,16 @@ def main(argv):
     if len(files) != 2:
         print(__doc__, file=sys.stderr)
         return 2
-    try:
-        old, new = load(files[0]), load(files[1])
-    except Unusable as e:
-        print("bench_compare.py: %s" % e, file=sys.stderr)
+    dirs = [os.path.isdir(f) for f in files]
+    if any(dirs) and not all(dirs):
+        print("bench_compare.py: give two JSON files or two folders, not one of each", file=sys.stderr)
         return 2
-    if old.get("benchmark") != new.get("benchmark"):
-        print("bench_compare.py: %s is benchmark %r, %s is %r: not the same benchmark"
-              % (files[0], old.get("benchmark"), files[1], new.get("benchmark")), file=sys.stderr)
-        return 2
-    lines, failed = compare(old, new, tolerance, show_all)
-    print("\n".join(lines))
-    return 1 if failed else 0
+    if all(dirs):
+        rc, lines = compare_dirs(files[0], files[1], tolerance, show_all)
+    else:
+        rc, lines = compare_files(files[0], files[1], tolerance, show_all)
+    print("\n".join(lines), file=sys.stderr if rc == 2 and not all(dirs) else sys.stdout)
+    return rc
 
 
 if __name__ == "__main__":

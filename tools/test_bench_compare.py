@@ -3,7 +3,8 @@
 a clock change, a cycle count one higher and one lower, stalls and
 latencies that are not cycle counts, a bit-exact flag lost, a value that
 changes kind (NaN, null, a flag for a number), a configuration or field
-dropped or added, records named twice, and files that cannot be compared.
+dropped or added, records named twice, files that cannot be compared, and
+two folders of runs (what `make bench` compares).
 Each test builds its two JSON files from one engine-benchmark-shaped record
 set, so the mutation it makes is the only difference."""
 import copy
@@ -183,6 +184,48 @@ class BenchCompare(unittest.TestCase):
         rc, out = self.run_tool(BASE, BASE, "--tolerance", "x")
         self.assertEqual(rc, 2, out)
         self.assertIn("--tolerance needs a number", out)
+
+    def run_dirs(self, old_files, new_files, make_new_dir=True):
+        with tempfile.TemporaryDirectory() as d:
+            dirs = []
+            for side, files in (("old", old_files), ("new", new_files)):
+                sub = os.path.join(d, side)
+                os.mkdir(sub)
+                for name, doc in files.items():
+                    with open(os.path.join(sub, name), "w") as f:
+                        f.write(json.dumps(doc))
+                dirs.append(sub)
+            if not make_new_dir:
+                dirs[1] = os.path.join(dirs[1], "x.json")
+                with open(dirs[1], "w") as f:
+                    f.write(json.dumps(BASE))
+            r = subprocess.run([sys.executable, TOOL] + dirs, capture_output=True, text=True)
+            return r.returncode, r.stdout + r.stderr
+
+    def test_folders(self):
+        scale = {"benchmark": "engine_scale", "points": [{"name": "p64", "cycles_per_step": 343.0}]}
+        runs = {"engine_p4.json": BASE, "engine_scale.json": scale}
+        rc, out = self.run_dirs(runs, runs)
+        self.assertEqual(rc, 0, out)
+        self.assertIn("== engine_p4.json\n", out)
+        self.assertIn("== engine_scale.json\n", out)
+        slower = copy.deepcopy(scale)
+        slower["points"][0]["cycles_per_step"] = 344.0
+        rc, out = self.run_dirs(runs, {"engine_p4.json": BASE, "engine_scale.json": slower})
+        self.assertEqual(rc, 1, out)
+        self.assertIn("points[name=p64].cycles_per_step: 343.0 -> 344.0", out)
+        rc, out = self.run_dirs(runs, {"engine_p4.json": BASE})
+        self.assertEqual(rc, 1, out)
+        self.assertIn("== engine_scale.json: only in", out)
+        rc, out = self.run_dirs({"engine_p4.json": BASE}, runs)  # a new benchmark: listed only
+        self.assertEqual(rc, 0, out)
+        self.assertIn("== engine_scale.json: only in", out)
+        rc, out = self.run_dirs({}, runs)
+        self.assertEqual(rc, 2, out)
+        self.assertIn("no *.json in", out)
+        rc, out = self.run_dirs(runs, runs, make_new_dir=False)
+        self.assertEqual(rc, 2, out)
+        self.assertIn("two JSON files or two folders", out)
 
 
 if __name__ == "__main__":
