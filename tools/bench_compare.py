@@ -113,16 +113,12 @@ def load(path):
     return d
 
 
-def number(v):
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
 def compare(old, new, tolerance, show_all):
     """Returns (lines, failed)."""
     a, b = {}, {}
     flatten(old, "", (), a)
     flatten(new, "", (), b)
-    slower, faster, flags, kinds, text, other = [], [], [], [], [], []
+    slower, faster, flags, turned_false, kinds, text, other = [], [], [], [], [], [], []
     gone = sorted(missing(a, b))
     added = sorted(missing(b, a))
     for p in sorted(set(a) & set(b)):
@@ -142,9 +138,10 @@ def compare(old, new, tolerance, show_all):
                 other.append("  %s: %s" % (p, change))
         elif kx == "flag":
             flags.append("  %s: %s -> %s" % (p, x, y))
+            if x and not y:
+                turned_false.append(p)
         else:
             text.append("  %s: %r -> %r" % (p, x, y))
-    turned_false = [f for f in flags if f.endswith("True -> False")]
     lines = []
     for title, items in (("slower (cycle counts that grew)", slower), ("faster (cycle counts that fell)", faster),
                          ("flags", flags), ("values that changed kind", kinds),
