@@ -39,8 +39,9 @@ def _chain(cfg, lanes=None):
 # Memory expectations: (regex on the memory's hierarchical name, allowed kinds)
 # with kinds from {"bram", "uram", "lutram", "ff"}; every memory of the block
 # must match one rule, and every rule must match at least one memory.
-# (prim_ram_1r1w keeps its array in 32-bit lanes: <inst>.g_lane[k].mem)
-LANE = r"\.g_lane\[\d+\]\.mem$"
+# (prim_ram_1r1w keeps its array in 32-bit lanes, each in the branch of its
+# RAM style: <inst>.g_lane[k].g_infer.mem, or .g_ultra.mem with Ultra = 1)
+LANE = r"\.g_lane\[\d+\]\.g_(infer|ultra)\.mem$"
 PE_MEMS = [(r"(.*\.)?u_weights" + LANE, {"bram", "uram"}),   # weight RAM: WeightDepth >= 1024 words
            (r"(.*\.)?u_acc" + LANE, {"lutram", "bram"}),     # accumulators: AccDepth words
            (r"(.*\.)?u_results" + LANE, {"lutram", "bram"})]  # FW drain RAM: MaxRows words
@@ -130,6 +131,16 @@ BLOCKS = {
                "activity": "in_re_i"},
         "doc": "simple dual-port RAM, 1024 x 32 (the PE weight RAM shape)",
     },
+    # The weight RAM of the capacity model's URAM design points (one UltraRAM
+    # of 4096 words a PE). Addresses drawn from 16 so that reads meet writes
+    # of the same word: the URAM's port order must give the old word.
+    "prim_ram_uram": {
+        "top": "prim_ram_1r1w", "params": {"Width": 32, "Depth": 4096, "Ultra": 1}, "quick": True,
+        "uram": True, "mems": [(r"(.*\.)?mem$", {"uram"})], "dsp": 0,
+        "eq": {"inputs": {"waddr_i": "$urandom_range(15)", "raddr_i": "$urandom_range(15)"},
+               "activity": "in_re_i"},
+        "doc": "simple dual-port RAM, 4096 x 32 marked for UltraRAM (the URAM design point's weight RAM)",
+    },
     "prim_fifo": {
         "top": "prim_fifo", "params": {"Width": 32, "Depth": 64}, "quick": True,
         "mems": [(r"(.*\.)?mem$", {"lutram", "bram"})], "dsp": 0,
@@ -174,6 +185,9 @@ BLOCKS = {
     "pe_red": {"top": "pe", "params": _pe(P4, 1) | {"RedAdder": 1}, "quick": False,
                "mems": PE_MEMS + [(r"(.*\.)?u_acc_red" + LANE, {"lutram", "bram"})], "dsp": 2, "eq": PE_EQ,
                "doc": "the pe block with RedAdder 1: the backward reduction's own adder and accumulator copy"},
+    "pe_uram": {"top": "pe", "params": _pe(P4, 1) | {"WeightDepth": 4096, "WeightUram": 1}, "quick": False,
+                "uram": True, "mems": [(r"(.*\.)?u_weights" + LANE, {"uram"})] + PE_MEMS[1:], "dsp": 2,
+                "eq": PE_EQ, "doc": "the pe block with the URAM design point's weight RAM (4096 words, one UltraRAM)"},
     "pe_p16": {"top": "pe", "params": _pe(P16, 1), "quick": False, "mems": PE_MEMS, "dsp": 2,
                "eq": PE_EQ, "doc": "one PE (index 1 of 16), engine P16 parameters"},
     "pe_deep": {"top": "pe", "params": _pe(P4 | {"MulLatency": 5, "AddLatency": 7}, 1), "quick": False,

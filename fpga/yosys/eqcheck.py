@@ -9,7 +9,7 @@ as well as special values, random resets) and every output is compared twice
 per cycle: after the inputs change (combinational outputs) and after the
 clock edge. Primitives come from Yosys's own cells_sim.v (LUTs, FFs, CARRY4,
 MUXF, LUT-RAM, SRL) and, where Yosys 0.23 has none (DSP48E2, RAMB18E2,
-RAMB36E2), from our models in sim_models/.
+RAMB36E2, URAM288), from our models in sim_models/.
 
 Both copies are compiled with SYNTHESIS defined (the RTL Yosys saw: no
 simulation-only assertions) and with every X resolved to 0, as in hardware
@@ -38,7 +38,8 @@ MODELS = os.path.join(flow.HERE, "sim_models")
 sys.path.insert(0, MODELS)
 import gen_bram_models  # noqa: E402  (our block RAM models, generated per run)
 
-OWN_MODELS = {"DSP48E2": "DSP48E2.v", "RAMB36E2": "RAMB36E2.v", "RAMB18E2": "RAMB18E2.v"}
+OWN_MODELS = {"DSP48E2": "DSP48E2.v", "RAMB36E2": "RAMB36E2.v", "RAMB18E2": "RAMB18E2.v",
+              "URAM288": "URAM288.v"}
 # DSP48E2 outputs our model produces.
 DSP_MODELLED_OUTPUTS = {"P", "PCOUT", "ACOUT", "BCOUT"}
 # Primitives whose Yosys model we trust as is.
@@ -82,6 +83,10 @@ def check_primitives(mod):
             for reg, ce in need:
                 if flow.pint(pr.get(reg, 1)) >= 1 and ce not in conns:
                     problems.append("%s: %s=%s with %s unconnected" % (n, reg, pr.get(reg, 1), ce))
+        elif t == "URAM288":
+            for p in ("CLK", "EN_A", "EN_B", "RDB_WR_A", "RDB_WR_B"):
+                if p not in conns:
+                    problems.append("%s: %s pin %s unconnected" % (n, t, p))
         else:
             for p in ("ENARDEN", "ENBWREN", "CLKARDCLK", "CLKBWRCLK"):
                 if p not in conns:

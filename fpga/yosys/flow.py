@@ -38,7 +38,7 @@ def defines():
 
 
 # ----------------------------------------------------------------- Yosys run
-def yosys_script(top, params, workdir, keep=()):
+def yosys_script(top, params, workdir, keep=(), uram=False):
     """Yosys commands for one block. Synthesis runs in two halves around the
     DSP mapping so that the multiplies Yosys could not put on DSPs (they go to
     LUTs as $mul) and any latch ($dlatch, inferred by `proc`) are recorded
@@ -76,6 +76,11 @@ def yosys_script(top, params, workdir, keep=()):
     # own carry out: a structural combinational loop (seen in fp_add's
     # magnitude compare; its netlist does not settle in simulation).
     opts = "-family xcup -flatten -noiopad -noclkbuf -abc9 -top %s" % top
+    # -uram lets memory mapping use UltraRAM (URAM288) for arrays marked
+    # (* ram_style = "ultra" *); only the blocks that ask for it, so the
+    # others map as they always did.
+    if uram:
+        opts += " -uram"
     # ABC's wire delay into a LUT input (ABC_WIRE_PS, below): the clock
     # estimate counts LUT levels, so ABC maps with a level costing what it
     # costs there and carries almost free.
@@ -117,7 +122,7 @@ def yosys_script(top, params, workdir, keep=()):
     return s
 
 
-def run_yosys(top, params, workdir, keep=()):
+def run_yosys(top, params, workdir, keep=(), uram=False):
     workdir = os.path.abspath(workdir)  # Yosys runs from ROOT
     os.makedirs(workdir, exist_ok=True)
     # A per-module netlist from an earlier run that kept hierarchy would be
@@ -125,7 +130,7 @@ def run_yosys(top, params, workdir, keep=()):
     hier = os.path.join(workdir, "netlist_hier.json")
     if os.path.exists(hier):
         os.remove(hier)
-    script = yosys_script(top, params, workdir, keep)
+    script = yosys_script(top, params, workdir, keep, uram)
     ys = os.path.join(workdir, "synth.ys")
     with open(ys, "w") as f:
         f.write("\n".join(script) + "\n")

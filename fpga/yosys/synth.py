@@ -226,7 +226,8 @@ def synth_block(name, outdir, do_eq=True, cycles=None, seed=1, fast_build=False)
     rec = block_record(name)
     t0 = time.time()
     try:
-        rec["yosys_s"] = round(flow.run_yosys(b["top"], b["params"], wd, b.get("submodules", ())), 1)
+        rec["yosys_s"] = round(flow.run_yosys(b["top"], b["params"], wd, b.get("submodules", ()),
+                                              b.get("uram", False)), 1)
     except RuntimeError as e:
         rec["errors"].append(str(e))
         rec["status"] = "FAIL"

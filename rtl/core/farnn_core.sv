@@ -26,6 +26,7 @@ module farnn_core #(
   parameter int unsigned RedAdder       = 0,    // 1: each PE reduces on an adder of its own (CAPS5)
   parameter int unsigned WeightDepth    = 1024,
   parameter int unsigned NumBanks       = 2,
+  parameter int unsigned WeightUram     = 0,    // 1: the PEs' weight RAMs marked for UltraRAM
   parameter int unsigned WeightLanes    = 16,
   parameter int unsigned MaxHidden      = 32,
   parameter int unsigned MaxBatch       = 4,
@@ -289,6 +290,7 @@ module farnn_core #(
     .NumChains   (NumChains),
     .WeightDepth (WeightDepth),
     .NumBanks    (NumBanks),
+    .WeightUram  (WeightUram),
     .WeightLanes (WeightLanes),
     .MaxHidden   (MaxHidden),
     .MaxBatch    (MaxBatch),

@@ -44,6 +44,7 @@ module engine #(
   parameter int unsigned NumChains    = 1,      // chains of NumPe/NumChains PEs (pe_chain)
   parameter int unsigned WeightDepth  = 1024,   // words per bank in each PE
   parameter int unsigned NumBanks     = 2,
+  parameter int unsigned WeightUram   = 0,      // 1: the PEs' weight RAMs marked for UltraRAM
   parameter int unsigned WeightLanes  = 16,
   parameter int unsigned MaxHidden    = 32,
   parameter int unsigned MaxBatch     = 4,
@@ -391,6 +392,7 @@ module engine #(
     .NumPe      (NumPe),
     .NumChains  (NumChains),
     .WeightDepth(NumBanks * WeightDepth),
+    .WeightUram (WeightUram),
     .MaxHidden  (MaxHidden),
     .MulLatency (MulLatency),
     .AddLatency (AddLatency),

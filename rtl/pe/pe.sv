@@ -44,6 +44,7 @@ module pe #(
   parameter int unsigned PeIndex     = 0,
   parameter bit          ChainHead   = 1'b1,   // first PE of its chain
   parameter int unsigned WeightDepth = 1024,   // RAM words, all banks
+  parameter int unsigned WeightUram  = 0,      // 1: the weight RAM marked for UltraRAM
   parameter int unsigned MaxHidden   = 32,
   parameter int unsigned MulLatency  = 2,
   parameter int unsigned AddLatency  = 3,
@@ -298,7 +299,8 @@ module pe #(
   logic [31:0] weight;
   prim_ram_1r1w #(
     .Width(32),
-    .Depth(WeightDepth)
+    .Depth(WeightDepth),
+    .Ultra(WeightUram != 0)
   ) u_weights (
     .clk_i,
     .we_i   (wld_valid_i),
@@ -789,14 +791,16 @@ module pe #(
   // first row writes it only after the reduction has read it. Reads see the
   // writes of earlier cycles (prim_ram_1r1w), so a cycle's read is checked
   // before its write counts. bw_writes[c]: rows written since the last read.
-  logic [AccDepth-1:0][RowsWidth:0] bw_writes_q;
-  logic                             red_reads;
-  logic [AccWidth-1:0]              mac_word;
+  // Unpacked: at a device's MaxHidden (1136 words) a packed vector would be
+  // wider than Verilator's 8k-bit limit on a replication.
+  logic [RowsWidth:0]  bw_writes_q [AccDepth];
+  logic                red_reads;
+  logic [AccWidth-1:0] mac_word;
   assign red_reads = part_valid && has_rows_q && !part_zero;
   assign mac_word  = info_add_out[AccWidth-1:0];
   always_ff @(posedge clk_i) begin
     if (rst_i) begin
-      bw_writes_q <= '0;
+      bw_writes_q <= '{default: '0};
     end else begin
       if (red_reads) begin
         assert (bw_writes_q[red_idx_q] == (RowsWidth + 1)'(rows_q))

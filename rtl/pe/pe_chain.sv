@@ -24,6 +24,7 @@ module pe_chain #(
   parameter int unsigned NumPe       = 4,
   parameter int unsigned NumChains   = 1,       // divides NumPe; ChainLen a power of two if > 1
   parameter int unsigned WeightDepth = 1024,
+  parameter int unsigned WeightUram  = 0,       // 1: every PE's weight RAM marked for UltraRAM
   parameter int unsigned MaxHidden   = 32,
   parameter int unsigned MulLatency  = 2,
   parameter int unsigned AddLatency  = 3,
@@ -192,6 +193,7 @@ module pe_chain #(
       .PeIndex    (i),
       .ChainHead  (Head),
       .WeightDepth(WeightDepth),
+      .WeightUram (WeightUram),
       .MaxHidden  (MaxHidden),
       .MulLatency (MulLatency),
       .AddLatency (AddLatency),

@@ -12,6 +12,10 @@
 // synchronous set/reset of the register's flip-flops, so that a consumer that
 // sometimes wants a constant in place of the word (the PE's accumulator
 // operand: the word or -0) gets it without a LUT a bit.
+// Ultra = 1 marks the array (* ram_style = "ultra" *) for UltraRAM (URAM288:
+// 4096 x 72, one read or write a port a cycle; Yosys maps it with
+// `synth_xilinx -uram` and puts the write on the port that reads old data, so
+// the same-address rule above holds). The simulated behaviour does not change.
 // Latency: 1 cycle read. Throughput: one read and one write per cycle.
 `default_nettype none
 
@@ -19,6 +23,7 @@ module prim_ram_1r1w #(
   parameter int unsigned Width = 32,
   parameter int unsigned Depth = 64,
   parameter logic [Width-1:0] ClearValue = '0,
+  parameter bit Ultra = 1'b0,
   localparam int unsigned AddrWidth = (Depth > 1) ? $clog2(Depth) : 1
 ) (
   input  logic                 clk_i,
@@ -38,16 +43,31 @@ module prim_ram_1r1w #(
     localparam int unsigned Lo = l * LaneWidth;
     localparam int unsigned W  = (Width - Lo < LaneWidth) ? Width - Lo : LaneWidth;
 
-    logic [W-1:0] mem [Depth];
     logic [W-1:0] rdata_q;
 
-    always_ff @(posedge clk_i) begin
-      if (we_i) mem[waddr_i] <= wdata_i[Lo +: W];
-    end
+    // The attribute cannot depend on a parameter: one branch per RAM style.
+    if (Ultra) begin : g_ultra
+      (* ram_style = "ultra" *) logic [W-1:0] mem [Depth];
 
-    always_ff @(posedge clk_i) begin
-      if (rclr_i)    rdata_q <= ClearValue[Lo +: W];
-      else if (re_i) rdata_q <= mem[raddr_i];
+      always_ff @(posedge clk_i) begin
+        if (we_i) mem[waddr_i] <= wdata_i[Lo +: W];
+      end
+
+      always_ff @(posedge clk_i) begin
+        if (rclr_i)    rdata_q <= ClearValue[Lo +: W];
+        else if (re_i) rdata_q <= mem[raddr_i];
+      end
+    end else begin : g_infer
+      logic [W-1:0] mem [Depth];
+
+      always_ff @(posedge clk_i) begin
+        if (we_i) mem[waddr_i] <= wdata_i[Lo +: W];
+      end
+
+      always_ff @(posedge clk_i) begin
+        if (rclr_i)    rdata_q <= ClearValue[Lo +: W];
+        else if (re_i) rdata_q <= mem[raddr_i];
+      end
     end
 
     assign rdata_o[Lo +: W] = rdata_q;
