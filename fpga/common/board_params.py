@@ -40,9 +40,10 @@ import capacity  # noqa: E402  (fpga/yosys/capacity.py: the model and its clock 
 BOARDS = {
     "u250": {
         "device": "Alveo U250",
-        # BRAM: the RTL infers block RAM for the PE weight RAM today; the URAM
-        # design point needs the weight RAM marked (* ram_style = "ultra" *).
-        "config": "BRAM",
+        # URAM: as many PEs as the BRAM point (the LUTs bind both), with an
+        # UltraRAM of 4096 words a PE for the weights (WeightUram): twice the
+        # layer (LSTM H <= 1024, GRU H <= 1136 against 512).
+        "config": "URAM",
         "fixed": {
             "WeightLanes": 16,       # one 512-bit beat of the host master per weight-stream beat
             "MaxBatch": 4,           # the configuration the model's fixed cost was measured at (P4)
@@ -130,6 +131,8 @@ def core_params(board, md_path=CAPACITY_MD):
       NumChains   = the row's chains (of capacity.CHAIN_LEN PEs each);
       MaxHidden   = the larger of the row's LSTM and GRU limits (the engine is
                     built for the largest layer the RAM can hold);
+      WeightUram  = 1 where the row gives a PE an UltraRAM (the weight RAM
+                    marked (* ram_style = "ultra" *)), else 0;
       NumBanks    = 1: the model shares each PE's RAM out as one weight store
                     (its max H assumes all of it for one layer; a second bank
                     would halve the words per bank and the max H with them);
@@ -143,8 +146,8 @@ def core_params(board, md_path=CAPACITY_MD):
     max_hidden = max(r["h_lstm"], r["h_gru"])
     b18_weights = r["b18_per_pe"] - capacity.acc_b18(max_hidden)
     depth = r["uram_per_pe"] * capacity.WORDS_PER_URAM + b18_weights * capacity.WORDS_PER_BRAM18
-    p = {"NumPe": r["pes"], "NumChains": r["chains"], "WeightDepth": depth, "NumBanks": 1,
-         "MaxHidden": max_hidden}
+    p = {"NumPe": r["pes"], "NumChains": r["chains"], "WeightDepth": depth,
+         "WeightUram": 1 if r["uram_per_pe"] > 0 else 0, "NumBanks": 1, "MaxHidden": max_hidden}
     p.update(BOARDS[board]["fixed"])
     got = (engine_max_hidden(4, p["NumPe"], depth, max_hidden), engine_max_hidden(3, p["NumPe"], depth, max_hidden))
     if got != (r["h_lstm"], r["h_gru"]):

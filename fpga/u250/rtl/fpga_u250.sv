@@ -21,7 +21,7 @@
 // LEDs (active high assumed): 0 PCIe link up, 1 DDR4 calibrated, 2 blinks
 // (a period of 2^27 core cycles: ~1.86 Hz at 250 MHz) while the core clock runs and the core is out of reset.
 //
-// farnn_core parameters: the capacity model's BRAM design point for the Alveo
+// farnn_core parameters: the capacity model's URAM design point for the Alveo
 // U250 (docs/capacity.md; fpga/common/board_params.py turns it into parameters
 // and check_core_params.py keeps these defaults equal to it):
 //   NumPe 1136        the PEs the model fits in the U250's user region in
@@ -29,19 +29,19 @@
 //                     the first adds a node of the join tree);
 //   NumChains 71      chains of 16 PEs, so a step's latency does not grow
 //                     with the 1136-PE chain (docs/decisions.md);
-//   MaxHidden 512     its LSTM and GRU limits (both 512);
+//   MaxHidden 1136    the larger of its limits (LSTM H <= 1024, GRU H <= 1136);
 //   NumBanks 1        the model gives each PE's whole RAM to one layer; two banks
 //                     would halve the words per bank and the largest layer;
-//   WeightDepth 1024  3 RAMB18 per PE (the block RAM shared out over 1136 PEs),
-//                     one taken by the accumulators at H = 512: two RAMB18 of
-//                     1024 words for weights (LSTM and GRU H <= 512 fit,
-//                     exactly the model's limits);
+//   WeightDepth 4096  the model's URAM design point: one UltraRAM per PE
+//   WeightUram 1      (4096 x 72, 32 bits used) holds the weights; the 3
+//                     RAMB18 per PE the block RAM leaves all go to the
+//                     accumulators (1136 words at MaxHidden); LSTM H <= 1024
+//                     and GRU H <= 1136 fit, exactly the model's limits;
 //   WeightLanes 16    one 512-bit host beat per weight-stream beat;
 //   MaxBatch 4, MulLatency 2, AddLatency 3: the configuration whose synthesis
 //                     gave the model's fixed cost and the clock estimate;
 //   StoreAddrWidth 34 the 16 GiB of DDR4 C0 (the MIG's AXI address width).
-// The URAM design point (1136 PEs, LSTM H <= 1024) needs the PE weight RAM
-// marked for UltraRAM in the RTL first. BuildId and ClockKhz come from the Tcl
+// BuildId and ClockKhz come from the Tcl
 // (commit hash; clock estimate), so `farnn info` names the RTL on the card.
 // Pad names follow the board files (xilinx.com:au250 board part), not the
 // _i/_o port suffixes of the RTL blocks.
@@ -52,10 +52,11 @@ module fpga_u250 #(
   parameter logic [31:0] ClockKhz       = 32'd0,   // set by the flow: the make-synth clock estimate
   parameter int unsigned NumPe          = 1136,
   parameter int unsigned NumChains      = 71,
-  parameter int unsigned WeightDepth    = 1024,
+  parameter int unsigned WeightDepth    = 4096,
+  parameter int unsigned WeightUram     = 1,
   parameter int unsigned NumBanks       = 1,
   parameter int unsigned WeightLanes    = 16,
-  parameter int unsigned MaxHidden      = 512,
+  parameter int unsigned MaxHidden      = 1136,
   parameter int unsigned MaxBatch       = 4,
   parameter int unsigned MulLatency     = 2,
   parameter int unsigned AddLatency     = 3,
@@ -547,6 +548,7 @@ module fpga_u250 #(
     .NumPe          (NumPe),
     .NumChains      (NumChains),
     .WeightDepth    (WeightDepth),
+    .WeightUram     (WeightUram),
     .NumBanks       (NumBanks),
     .WeightLanes    (WeightLanes),
     .MaxHidden      (MaxHidden),
