@@ -17,8 +17,8 @@ std::unique_ptr<Device> open_pcie_device(const driver::Uri& uri) {
   link.options.erase("card_mib");
   driver::CoreOptions opt;
   opt.kind = "pcie";
-  opt.watchdog_us = static_cast<double>(uri.positive("watchdog_us", 1000));
-  opt.card_bytes = static_cast<uint64_t>(uri.positive("card_mib", 0)) << 20;
+  opt.watchdog_us = static_cast<double>(uri.positive("watchdog_us", 1000, 60'000'000));
+  opt.card_bytes = static_cast<uint64_t>(uri.positive("card_mib", 0, 1L << 20)) << 20;
   return driver::open_core_device(driver::open_pcie_transport(link), opt);
 }
 

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "farnn/core_regs.hpp"
 #include "farnn/engine_abi.hpp"
@@ -126,6 +127,53 @@ struct HwCounters {
   uint64_t busy = 0, macs = 0, rd = 0, wr = 0, nonfinite = 0;
 };
 
+// The core's mutex. Recursive: a finished command releases the buffers it
+// held with the mutex held, and a buffer's destructor takes it. A thread that
+// waits on the device through the API (a job's wait, drain) holds it, but
+// between slices of the wait lets in a thread that waits for it (let_in): a
+// step doorbell rung from another thread, or that thread's own wait, would
+// otherwise wait for the whole wait.
+class CoreMutex {
+ public:
+  void lock() {
+    const std::thread::id me = std::this_thread::get_id();
+    if (owner_.load() == me) {
+      ++depth_;
+      return;
+    }
+    waiting_.fetch_add(1);
+    m_.lock();
+    waiting_.fetch_sub(1);
+    owner_.store(me);
+    depth_ = 1;
+  }
+  void unlock() {
+    if (--depth_ > 0) return;
+    owner_.store(std::thread::id());
+    m_.unlock();
+  }
+  // Called by the owner between slices of a wait: where it holds the mutex
+  // once (not inside another call of the driver) and other threads wait for
+  // it, they go first.
+  void let_in() {
+    if (depth_ != 1 || waiting_.load() == 0) return;
+    const std::thread::id me = owner_.load();
+    owner_.store(std::thread::id());
+    depth_ = 0;
+    m_.unlock();
+    while (waiting_.load() > 0) std::this_thread::yield();  // each waiter counts itself out once it has the mutex
+    m_.lock();
+    owner_.store(me);
+    depth_ = 1;
+  }
+
+ private:
+  std::mutex m_;
+  std::atomic<std::thread::id> owner_{};
+  int depth_ = 0;  // the owner's
+  std::atomic<int> waiting_{0};
+};
+
 struct Pending {
   uint32_t seq;  // ring index (RING_DONE passes it when the descriptor completes)
   std::shared_ptr<CoreJob> job;
@@ -136,12 +184,13 @@ struct Pending {
   Clock::time_point host_submitted;  // host time
   // Its host data: held until it ends, its NaN/Inf words counted then.
   std::vector<Range> data;
+  // Gated on a step doorbell (-1: not): it finishes once the doorbell counts `steps`.
+  int doorbell = -1;
+  uint32_t steps = 0;
 };
 
 struct Core : std::enable_shared_from_this<Core> {
-  // Recursive: a finished command releases the buffers it held (Pending::data)
-  // with the mutex held, and a buffer's destructor takes it to unregister.
-  std::recursive_mutex m;
+  CoreMutex m;
   std::unique_ptr<Transport> t;
   CoreOptions opt;
   Capabilities caps;
@@ -382,7 +431,19 @@ struct Core : std::enable_shared_from_this<Core> {
                                          "); call reset()")));
       return;
     }
+    if (d.gate_enable && !d.gate_poll) {
+      p.doorbell = d.gate_select;
+      p.steps = d.steps;
+    }
     if (windows_dirty) {
+      // The windows are rewritten with the queue empty; a command waiting on
+      // a doorbell only this caller can ring would hold the queue for ever.
+      if (const Pending* q = waiting_on_doorbell()) {
+        throw InvalidArgumentError(p.job->what() + ": buffers registered or freed since the queued commands were "
+                                   "submitted need the address windows rewritten, which waits for the queue to "
+                                   "empty, and " + doorbell_wait(*q) + ": ring it first, or register the buffers "
+                                   "before submitting the gated command");
+      }
       wait_until([&] { return pending.empty(); }, Clock::now() + std::chrono::minutes(10), "window update");
       if (!failure.empty()) return push(d, std::move(p), lengths);
       write_windows();
@@ -407,6 +468,20 @@ struct Core : std::enable_shared_from_this<Core> {
     pending.push_back(std::move(p));
     ++tail;
     wr(cr::kRegRingTail, tail);
+  }
+
+  // The first queued command that waits on a step doorbell not yet rung to
+  // its steps, or none.
+  const Pending* waiting_on_doorbell() {
+    for (const Pending& q : pending) {
+      if (q.doorbell >= 0 && rd(cr::kRegStepDoorbell(static_cast<unsigned>(q.doorbell))) < q.steps) return &q;
+    }
+    return nullptr;
+  }
+  std::string doorbell_wait(const Pending& q) {
+    return q.job->what() + " waits on step doorbell " + std::to_string(q.doorbell) + " (rung to " +
+           std::to_string(rd(cr::kRegStepDoorbell(static_cast<unsigned>(q.doorbell)))) + " of its " +
+           std::to_string(q.steps) + " steps)";
   }
 
   // Retires what the write-back word says is done.
@@ -567,11 +642,17 @@ struct Core : std::enable_shared_from_this<Core> {
     soft_reset("idle ring");
   }
 
-  // Waits on interrupts until `ready()` or a failure; throws TimeoutError at the host deadline.
+  // Waits on interrupts until `ready()` or a failure; throws TimeoutError at
+  // the host deadline. `open`: a wait of the API, which lets other threads
+  // use the device between its slices (CoreMutex::let_in).
   template <class Ready>
-  void wait_until(Ready ready, Clock::time_point deadline, const std::string& what) {
+  void wait_until(Ready ready, Clock::time_point deadline, const std::string& what, bool open = false) {
     int quiet = 0;
     while (!ready() && !pending.empty() && failure.empty()) {
+      if (open) {
+        m.let_in();
+        if (ready() || pending.empty() || !failure.empty()) break;
+      }
       if (Clock::now() > deadline) {
         throw TimeoutError(what + ": not finished by the host deadline; the device is still working (call wait "
                            "again, or reset())");
@@ -595,7 +676,7 @@ struct Core : std::enable_shared_from_this<Core> {
   }
 
   void wait_job(const CoreJob& job, Clock::time_point deadline) {
-    wait_until([&] { return job.finished(); }, deadline, job.what());
+    wait_until([&] { return job.finished(); }, deadline, job.what(), true);
   }
 
   // ---- reset() of the API
@@ -637,7 +718,7 @@ void CoreBuffer::unmap_foreign() {
 }
 
 CoreBuffer::~CoreBuffer() {
-  std::lock_guard<std::recursive_mutex> lock(core_->m);
+  std::lock_guard<CoreMutex> lock(core_->m);
   core_->buffers.erase(this);
   core_->windows_dirty = true;
   if (owned_) {
@@ -648,14 +729,14 @@ CoreBuffer::~CoreBuffer() {
 }
 
 CoreGateStore::~CoreGateStore() {
-  std::lock_guard<std::recursive_mutex> lock(core_->m);
+  std::lock_guard<CoreMutex> lock(core_->m);
   core_->card.erase(base_);
 }
 
 bool CoreJob::done() const {
   if (done_.load()) return true;
   if (auto core = core_.lock()) {
-    std::lock_guard<std::recursive_mutex> lock(core->m);
+    std::lock_guard<CoreMutex> lock(core->m);
     core->progress();
   }
   return done_.load();
@@ -667,9 +748,9 @@ uint32_t CoreJob::wait_progress(const BufferRef& progress, uint32_t steps,
   if (!progress) throw InvalidArgumentError("wait_progress: no progress word given");
   if (progress.load_word() < steps && !done_.load()) {
     if (auto core = core_.lock()) {
-      std::lock_guard<std::recursive_mutex> lock(core->m);
+      std::lock_guard<CoreMutex> lock(core->m);
       core->wait_until([&] { return progress.load_word() >= steps || done_.load(); },
-                       Clock::now() + limit, what_);
+                       Clock::now() + wait_limit(limit, what_), what_, true);
     }
   }
   return progress.load_word();
@@ -679,8 +760,8 @@ JobReport CoreJob::wait(std::chrono::milliseconds limit) {
   if (!done_.load()) {
     auto core = core_.lock();
     if (!core) throw NotRunError(what_ + ": the device was closed before it finished");
-    std::lock_guard<std::recursive_mutex> lock(core->m);
-    core->wait_job(*this, Clock::now() + limit);
+    std::lock_guard<CoreMutex> lock(core->m);
+    core->wait_job(*this, Clock::now() + wait_limit(limit, what_));
   }
   return result();
 }
@@ -689,31 +770,43 @@ class CoreDevice final : public Device {
  public:
   explicit CoreDevice(std::shared_ptr<Core> core) : core_(std::move(core)) {}
   ~CoreDevice() override {
-    std::lock_guard<std::recursive_mutex> lock(core_->m);
+    std::lock_guard<CoreMutex> lock(core_->m);
+    std::string why = "device closed";
     try {
-      core_->wait_until([] { return false; }, Clock::now() + std::chrono::seconds(30), "close");
+      if (const Pending* q = core_->waiting_on_doorbell()) {
+        why = "device closed while " + core_->doorbell_wait(*q);  // nobody can ring it now
+      } else {
+        core_->wait_until([] { return false; }, Clock::now() + std::chrono::seconds(30), "close");
+      }
     } catch (const DeviceError&) {
     }
-    core_->fail_all(std::make_exception_ptr(NotRunError("device closed")), "device closed");
+    core_->fail_all(std::make_exception_ptr(NotRunError(why)), why);
   }
 
   const Capabilities& caps() const override { return core_->caps; }
 
   BufferPtr alloc(size_t words, Access access, const std::string& name) override {
-    std::lock_guard<std::recursive_mutex> lock(core_->m);
+    check_buffer_words(words, "alloc", name);
+    std::lock_guard<CoreMutex> lock(core_->m);
     const DmaRegion r = core_->t->alloc_dma(std::max<size_t>(words, 1) * 4, name);
     return add(std::make_shared<CoreBuffer>(core_, static_cast<float*>(r.cpu), r.bus, words, access, name, r));
   }
 
   BufferPtr register_memory(float* ptr, size_t words, Access access, const std::string& name) override {
+    check_buffer_words(words, "register_memory", name);
     if (ptr == nullptr && words > 0) throw BufferError("register_memory '" + name + "': null pointer");
-    std::lock_guard<std::recursive_mutex> lock(core_->m);
+    // The core moves whole words: a pointer off a word boundary cannot be
+    // reached (its DMA would fault on the driver's own descriptor).
+    if (reinterpret_cast<uintptr_t>(ptr) % alignof(float) != 0) {
+      throw BufferError("register_memory '" + name + "': the pointer is not aligned to a float (4 bytes)");
+    }
+    std::lock_guard<CoreMutex> lock(core_->m);
     const uint64_t bus = words > 0 ? core_->t->map_foreign(ptr, words * 4, name) : 0;
     return add(std::make_shared<CoreBuffer>(core_, ptr, bus, words, access, name, std::nullopt));
   }
 
   void unregister(const BufferPtr& buffer) override {
-    std::lock_guard<std::recursive_mutex> lock(core_->m);
+    std::lock_guard<CoreMutex> lock(core_->m);
     if (!buffer || core_->buffers.erase(buffer.get()) == 0) {
       throw BufferError("unregister: buffer '" + (buffer ? buffer->name() : std::string("(null)")) +
                         "' is not registered with this device");
@@ -727,7 +820,7 @@ class CoreDevice final : public Device {
     check_shape(shape, core_->caps, "alloc_gate_store");
     const uint64_t bytes = static_cast<uint64_t>(shape.packed_steps()) * shape.hidden * engine::kRecordWords * 4;
     const uint64_t size = (bytes + 4095) / 4096 * 4096;
-    std::lock_guard<std::recursive_mutex> lock(core_->m);
+    std::lock_guard<CoreMutex> lock(core_->m);
     uint64_t base = 0, used = 0;
     for (const auto& [b, n] : core_->card) {  // first fit
       if (b - base >= size) break;
@@ -749,7 +842,7 @@ class CoreDevice final : public Device {
     check_bank(bank, core_->caps, what);
     check_shape(shape, core_->caps, what);
     const size_t gh = static_cast<size_t>(shape.gates()) * shape.hidden;
-    std::lock_guard<std::recursive_mutex> lock(core_->m);
+    std::lock_guard<CoreMutex> lock(core_->m);
     const std::vector<Range> ranges = load_ranges(shape, w_hh, b_hh);
     check_ranges(ranges, what, mine());
     if (core_->bank_users[static_cast<size_t>(bank)] > 0) {
@@ -786,7 +879,7 @@ class CoreDevice final : public Device {
     const LayerShape& s = a.shape;
     const std::string what = checked_command("FORWARD", s, a.bank, core_->caps);
     const std::vector<Range> ranges = forward_ranges(a, what);
-    std::lock_guard<std::recursive_mutex> lock(core_->m);
+    std::lock_guard<CoreMutex> lock(core_->m);
     check_ranges(ranges, what, mine());
     auto store = checked_store(a.store, s, what);
     check_bank_holds(core_->bank_shape[static_cast<size_t>(a.bank)], s, a.bank, what);
@@ -806,7 +899,7 @@ class CoreDevice final : public Device {
     const LayerShape& s = a.shape;
     const std::string what = checked_command("BACKWARD", s, a.bank, core_->caps);
     const std::vector<Range> ranges = backward_ranges(a, what);
-    std::lock_guard<std::recursive_mutex> lock(core_->m);
+    std::lock_guard<CoreMutex> lock(core_->m);
     check_ranges(ranges, what, mine());
     auto store = checked_store(a.store, s, what);
     check_bank_holds(core_->bank_shape[static_cast<size_t>(a.bank)], s, a.bank, what);
@@ -824,17 +917,18 @@ class CoreDevice final : public Device {
 
   void ring_step_doorbell(int index, uint32_t count) override {
     check_doorbell(index);
-    std::lock_guard<std::recursive_mutex> lock(core_->m);
+    std::lock_guard<CoreMutex> lock(core_->m);
     core_->wr(cr::kRegStepDoorbell(static_cast<unsigned>(index)), count);
   }
 
   void drain(std::chrono::milliseconds limit) override {
-    std::lock_guard<std::recursive_mutex> lock(core_->m);
-    core_->wait_until([&] { return core_->pending.empty(); }, Clock::now() + limit, "drain");
+    std::lock_guard<CoreMutex> lock(core_->m);
+    core_->wait_until([&] { return core_->pending.empty(); }, Clock::now() + wait_limit(limit, "drain"), "drain",
+                      true);
   }
 
   Counters counters() const override {
-    std::lock_guard<std::recursive_mutex> lock(core_->m);
+    std::lock_guard<CoreMutex> lock(core_->m);
     Counters c = core_->totals;
     if (core_->link_lost) return c;
     const HwCounters hw = core_->read_hw();
@@ -847,14 +941,20 @@ class CoreDevice final : public Device {
   }
 
   void reset() override {
-    std::lock_guard<std::recursive_mutex> lock(core_->m);
+    std::lock_guard<CoreMutex> lock(core_->m);
     core_->reset();
   }
 
   void inject_fault(const FaultPlan& plan) override {
     if (!core_->opt.inject) Device::inject_fault(plan);
-    std::lock_guard<std::recursive_mutex> lock(core_->m);
+    std::lock_guard<CoreMutex> lock(core_->m);
     core_->opt.inject(plan);
+  }
+
+  bool fault_armed() const override {
+    if (!core_->opt.fault_armed) return false;
+    std::lock_guard<CoreMutex> lock(core_->m);
+    return core_->opt.fault_armed();
   }
 
   std::vector<SelfCheck> self_test() override {
@@ -871,7 +971,7 @@ class CoreDevice final : public Device {
       checks.push_back(c);
     };
     check("scratch register", [&] {
-      std::lock_guard<std::recursive_mutex> lock(core_->m);
+      std::lock_guard<CoreMutex> lock(core_->m);
       for (uint32_t v : {0xa5a5a5a5u, 0x5a5a5a5au, 0xffffffffu, 0x00000000u, 0x12345678u}) {
         core_->wr(cr::kRegScratch, v);
         const uint32_t got = core_->rd(cr::kRegScratch);
@@ -923,7 +1023,7 @@ class CoreDevice final : public Device {
   }
 
   std::vector<std::string> status_report() override {
-    std::lock_guard<std::recursive_mutex> lock(core_->m);
+    std::lock_guard<CoreMutex> lock(core_->m);
     Core& c = *core_;
     std::vector<std::string> lines{c.caps.description};
     if (c.link_lost) return lines.push_back("link: DOWN (reset() tries to recover it)"), lines;
@@ -970,7 +1070,7 @@ class CoreDevice final : public Device {
     d.irq = true;
     auto job = std::make_shared<CoreJob>(core_, what);
     {
-      std::lock_guard<std::recursive_mutex> lock(core_->m);
+      std::lock_guard<CoreMutex> lock(core_->m);
       core_->push(d, {0, job, -1, -1, {}, {}, {}, {}});
     }
     job->wait(std::chrono::seconds(60));

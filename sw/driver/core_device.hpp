@@ -43,6 +43,7 @@ struct CoreOptions {
   double clock_hz = 0;            // 0: the transport's, else CLOCK_KHZ
   uint32_t ring_entries = 64;
   std::function<void(const FaultPlan&)> inject;  // fault injection, where the transport has it
+  std::function<bool()> fault_armed;             // with inject: an armed fault has not hit yet
 };
 
 std::unique_ptr<Device> open_core_device(std::unique_ptr<Transport> transport, const CoreOptions& options);

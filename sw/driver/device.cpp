@@ -30,7 +30,7 @@ std::string Capabilities::model_uri() const {
 uint32_t Job::wait_progress(const BufferRef& progress, uint32_t steps,
                             std::chrono::milliseconds limit) {
   if (!progress) throw InvalidArgumentError("wait_progress: no progress word given");
-  const auto deadline = std::chrono::steady_clock::now() + limit;
+  const auto deadline = std::chrono::steady_clock::now() + driver::wait_limit(limit, "wait_progress");
   while (progress.load_word() < steps && !done()) {
     if (std::chrono::steady_clock::now() > deadline) {
       throw TimeoutError("wait_progress: the word reads " + std::to_string(progress.load_word()) +
@@ -191,19 +191,17 @@ Uri Uri::parse(const std::string& text) {
   return u;
 }
 
-long Uri::positive(const std::string& key, long fallback) const {
+long Uri::positive(const std::string& key, long fallback, long max) const {
   const auto it = options.find(key);
   if (it == options.end()) return fallback;
   const std::string& v = it->second;
-  size_t used = 0;
-  long value = 0;
-  try {
-    value = std::stol(v, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != v.size() || v.empty() || value < 1) {
-    throw InvalidArgumentError("'" + text + "': option " + key + "=" + v + " must be a positive integer");
+  // Digits only (no sign, blank or exponent), and few enough that stol cannot overflow.
+  const bool digits = !v.empty() && v.size() <= 18 &&
+                      std::all_of(v.begin(), v.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+  const long value = digits ? std::stol(v) : 0;
+  if (value < 1 || value > max) {
+    throw InvalidArgumentError("'" + text + "': option " + key + "=" + v + " must be an integer from 1 to " +
+                               std::to_string(max));
   }
   return value;
 }

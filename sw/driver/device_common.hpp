@@ -2,6 +2,7 @@
 // URI parsing, the layer-shape and buffer-range checks, packed-order helpers.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <optional>
@@ -13,6 +14,29 @@
 #include "farnn/engine_model.hpp"
 
 namespace farnn::driver {
+
+// A wait's limit as waits can add it to the clock: a negative one is an
+// InvalidArgumentError naming `what`; one beyond a century (up to
+// milliseconds::max(), "for ever") is a century, where now + limit would
+// overflow and time out at once.
+inline std::chrono::milliseconds wait_limit(std::chrono::milliseconds limit, const std::string& what) {
+  if (limit.count() < 0) {
+    throw InvalidArgumentError(what + ": the wait limit is negative (" + std::to_string(limit.count()) + " ms)");
+  }
+  constexpr std::chrono::milliseconds kCentury = std::chrono::hours(24 * 365 * 100);
+  return std::min(limit, kCentury);
+}
+
+// A buffer's size as alloc and register_memory take it: at most 2^34 words
+// (64 GiB); CapacityError naming the buffer otherwise (a size computed
+// wrongly once wrapped in the byte count and gave a buffer of 0 bytes).
+inline void check_buffer_words(size_t words, const std::string& call, const std::string& name) {
+  constexpr size_t kMaxWords = size_t{1} << 34;
+  if (words > kMaxWords) {
+    throw CapacityError(call + " '" + name + "': " + std::to_string(words) + " words is more than a buffer may hold (" +
+                        std::to_string(kMaxWords) + " words, 64 GiB)");
+  }
+}
 
 // The engine model's names for a layer (its Config drives the packed order).
 inline engine::Cell engine_cell(CellKind cell) {
@@ -30,9 +54,10 @@ struct Uri {
   std::string target;                         // text between "://" and "?"
   std::map<std::string, std::string> options;
   static Uri parse(const std::string& text);  // UnavailableError when malformed
-  // A positive integer option, `fallback` when absent; InvalidArgumentError
-  // naming the option otherwise. Unknown options are refused by allow().
-  long positive(const std::string& key, long fallback) const;
+  // An integer option in 1..max written as plain decimal digits, `fallback`
+  // when absent; InvalidArgumentError naming the option and its range
+  // otherwise. Unknown options are refused by allow().
+  long positive(const std::string& key, long fallback, long max) const;
   void allow(const std::vector<std::string>& known) const;
   std::string text;
 };

@@ -95,7 +95,7 @@ class ModelJob final : public Job {
   }
   JobReport wait(std::chrono::milliseconds limit) override {
     std::unique_lock<std::mutex> lock(m_);
-    if (!cv_.wait_for(lock, limit, [&] { return done_; })) {
+    if (!cv_.wait_for(lock, wait_limit(limit, what_), [&] { return done_; })) {
       throw TimeoutError(what_ + ": not finished after " + std::to_string(limit.count()) +
                          " ms; the device is still working on it or on commands before it");
     }
@@ -174,10 +174,19 @@ class ModelDevice final : public Device {
   const Capabilities& caps() const override { return caps_; }
 
   BufferPtr alloc(size_t words, Access access, const std::string& name) override {
-    return std::make_shared<ModelBuffer>(reg_, nullptr, words, access, name);
+    check_buffer_words(words, "alloc", name);
+    try {
+      return std::make_shared<ModelBuffer>(reg_, nullptr, words, access, name);
+    } catch (const std::bad_alloc&) {
+      throw CapacityError("alloc '" + name + "': the host has no " + std::to_string(words * 4) + " bytes for it");
+    }
   }
   BufferPtr register_memory(float* ptr, size_t words, Access access, const std::string& name) override {
+    check_buffer_words(words, "register_memory", name);
     if (ptr == nullptr && words > 0) throw BufferError("register_memory '" + name + "': null pointer");
+    if (reinterpret_cast<uintptr_t>(ptr) % alignof(float) != 0) {
+      throw BufferError("register_memory '" + name + "': the pointer is not aligned to a float (4 bytes)");
+    }
     return std::make_shared<ModelBuffer>(reg_, ptr, words, access, name);
   }
   void unregister(const BufferPtr& buffer) override {
@@ -291,7 +300,7 @@ class ModelDevice final : public Device {
 
   void drain(std::chrono::milliseconds limit) override {
     std::unique_lock<std::mutex> lock(m_);
-    if (!idle_cv_.wait_for(lock, limit, [&] { return queue_.empty() && !running_; })) {
+    if (!idle_cv_.wait_for(lock, wait_limit(limit, "drain"), [&] { return queue_.empty() && !running_; })) {
       throw TimeoutError("drain: " + std::to_string(queue_.size() + (running_ ? 1 : 0)) +
                          " command(s) still unfinished after " + std::to_string(limit.count()) + " ms");
     }
@@ -533,23 +542,25 @@ std::unique_ptr<Device> open_model_device(const Uri& uri) {
   }
   Capabilities c;
   c.kind = "model";
-  c.num_pe = static_cast<int>(uri.positive("pes", 4));
-  c.num_chains = static_cast<int>(uri.positive("chains", 1));
+  // Bounds: what the model can hold in an int and in memory (a layer's
+  // weights are allocated at LOAD), far above any device.
+  c.num_pe = static_cast<int>(uri.positive("pes", 4, 1 << 16));
+  c.num_chains = static_cast<int>(uri.positive("chains", 1, 1 << 16));
   if (c.num_pe % c.num_chains != 0) {
     throw InvalidArgumentError("'" + uri.text + "': chains=" + std::to_string(c.num_chains) + " does not divide pes=" +
                                std::to_string(c.num_pe));
   }
-  c.num_banks = static_cast<int>(uri.positive("banks", 2));
+  c.num_banks = static_cast<int>(uri.positive("banks", 2, 64));
   c.weight_lanes = 16;
-  c.max_hidden = static_cast<int>(uri.positive("hidden", 1024));
-  c.max_batch = static_cast<int>(uri.positive("batch", 64));
+  c.max_hidden = static_cast<int>(uri.positive("hidden", 1024, 8192));
+  c.max_batch = static_cast<int>(uri.positive("batch", 64, 4096));
   c.max_steps = 65535;
   const long rows = (4L * c.max_hidden + c.num_pe - 1) / c.num_pe;
-  c.weight_depth = static_cast<int>(uri.positive("depth", rows * c.max_hidden));
-  c.card_memory_bytes = static_cast<uint64_t>(uri.positive("card_mib", 16384)) << 20;
-  c.forward_records = static_cast<int>(uri.positive("records", engine::kForwardRecords));
+  c.weight_depth = static_cast<int>(uri.positive("depth", rows * c.max_hidden, 1L << 28));
+  c.card_memory_bytes = static_cast<uint64_t>(uri.positive("card_mib", 16384, 1L << 20)) << 20;
+  c.forward_records = static_cast<int>(uri.positive("records", engine::kForwardRecords, 1L << 30));
   const int threads = static_cast<int>(
-      uri.positive("threads", std::max(1u, std::thread::hardware_concurrency())));
+      uri.positive("threads", std::max(1u, std::thread::hardware_concurrency()), 1024));
   c.description = "bit-accurate engine model, " + std::to_string(c.num_pe) + " PEs in " +
                   std::to_string(c.num_chains) + (c.num_chains == 1 ? " chain, " : " chains, ") +
                   std::to_string(c.num_banks) + " banks of " + std::to_string(c.weight_depth) +

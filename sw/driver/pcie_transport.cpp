@@ -639,7 +639,7 @@ bool PcieTransport::recover_link() {
 
 std::unique_ptr<Transport> open_pcie_transport(const Uri& uri) {
   uri.allow({"core_mhz"});
-  const double core_clock_hz = 1e6 * static_cast<double>(uri.positive("core_mhz", 0));
+  const double core_clock_hz = 1e6 * static_cast<double>(uri.positive("core_mhz", 0, 1000));
   const std::optional<std::string> bdf = canonical_bdf(uri.target);
   if (!bdf) {
     throw UnavailableError(

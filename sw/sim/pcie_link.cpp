@@ -57,6 +57,10 @@ double beats_per_cycle(double bytes_per_s, double clock_hz) {
   return beats >= 1.0 ? 0.0 : beats;
 }
 
-int cycles_of(double ns, double clock_hz) { return std::max(1, static_cast<int>(std::lround(ns * 1e-9 * clock_hz))); }
+uint64_t cycles_of(double ns, double clock_hz) {
+  const double c = std::round(ns * 1e-9 * clock_hz);
+  if (!(c < 9.0e18)) return uint64_t{9'000'000'000'000'000'000u};  // beyond any run (and NaN): saturated
+  return std::max<uint64_t>(1, static_cast<uint64_t>(std::max(0.0, c)));
+}
 
 }  // namespace farnn::sim

@@ -59,6 +59,6 @@ struct DdrModel {
 // the link is faster than one beat per cycle (no limit needed).
 double beats_per_cycle(double bytes_per_s, double clock_hz);
 // Nanoseconds in core cycles (at least 1).
-int cycles_of(double ns, double clock_hz);
+uint64_t cycles_of(double ns, double clock_hz);
 
 }  // namespace farnn::sim

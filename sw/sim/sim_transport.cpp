@@ -71,6 +71,7 @@ class RootComplex final : public tb::BeatTarget {
     error_next_read_ = false;
   }
   bool hit() const { return hit_; }
+  bool armed() const { return plan_.has_value(); }
   bool link_down() const { return link_down_; }
   void set_link_down(bool down) { link_down_ = down; }
   void disarm() {
@@ -192,16 +193,15 @@ struct SimTransport::Impl {
     host->set_target(&rc);
     rc.stall_link = [this](FaultKind kind) {
       const double us = kind == FaultKind::kStall ? stall_us : cfg.cto_us;
-      host->stall_until(host->now() +
-                        static_cast<uint64_t>(cycles_of(us * 1000.0, cfg.core_clock_hz)));
+      host->stall_until(host->now() + cycles_of(us * 1000.0, cfg.core_clock_hz));
     };
     card->add_region(0, round_up(c.card_bytes, 64), CoreMemory::Access::kReadWrite);
     const double hz = c.core_clock_hz;
     CoreMemory::Timing h;
-    h.read_latency_min = cycles_of(c.link.read_latency_ns, hz);
-    h.read_latency_max = cycles_of(c.link.read_latency_ns * 1.1, hz);
-    h.write_latency_min = cycles_of(c.link.write_latency_ns, hz);
-    h.write_latency_max = cycles_of(c.link.write_latency_ns * 1.1, hz);
+    h.read_latency_min = static_cast<int>(cycles_of(c.link.read_latency_ns, hz));
+    h.read_latency_max = static_cast<int>(cycles_of(c.link.read_latency_ns * 1.1, hz));
+    h.write_latency_min = static_cast<int>(cycles_of(c.link.write_latency_ns, hz));
+    h.write_latency_max = static_cast<int>(cycles_of(c.link.write_latency_ns * 1.1, hz));
     h.max_reads = c.link.max_outstanding_reads;
     h.max_writes = c.link.max_outstanding_writes;
     h.reorder = true;  // completions of different tags return in any order
@@ -209,8 +209,8 @@ struct SimTransport::Impl {
     h.w_beats_per_cycle = beats_per_cycle(c.link.write_goodput(), hz);
     host->set_timing(h);
     CoreMemory::Timing m;
-    m.read_latency_min = cycles_of(c.ddr.latency_min_ns, hz);
-    m.read_latency_max = cycles_of(c.ddr.latency_max_ns, hz);
+    m.read_latency_min = static_cast<int>(cycles_of(c.ddr.latency_min_ns, hz));
+    m.read_latency_max = static_cast<int>(cycles_of(c.ddr.latency_max_ns, hz));
     m.write_latency_min = m.read_latency_min / 2;
     m.write_latency_max = m.read_latency_max / 2;
     m.ar_stall = m.aw_stall = m.w_stall = c.ddr.refresh_stall;
@@ -232,7 +232,7 @@ struct SimTransport::Impl {
   void ticks(uint64_t n) {
     for (uint64_t i = 0; i < n; ++i) tick();
   }
-  int cycles(double ns) const { return cycles_of(ns, cfg.core_clock_hz); }
+  uint64_t cycles(double ns) const { return cycles_of(ns, cfg.core_clock_hz); }
 
   // Host-link DMA per direction since take_dma_activity(): bytes and the
   // cycles of the first and last beat that moved payload.
@@ -319,7 +319,7 @@ LinkInfo SimTransport::link() const { return {impl_->cfg.link.name, impl_->cfg.c
 uint32_t SimTransport::read32(uint32_t offset) {
   Impl& s = *impl_;
   ++s.mmio_reads;
-  s.ticks(static_cast<uint64_t>(s.cycles(s.cfg.link.mmio_read_ns)));
+  s.ticks(s.cycles(s.cfg.link.mmio_read_ns));
   if (s.rc.link_down()) return 0xffffffffu;
   const auto r = s.axil->read_resp(s.bench, offset);
   return r.resp == tb::AxilMaster::kOkay ? r.data : 0xffffffffu;
@@ -328,7 +328,7 @@ uint32_t SimTransport::read32(uint32_t offset) {
 void SimTransport::write32(uint32_t offset, uint32_t value) {
   Impl& s = *impl_;
   ++s.mmio_writes;
-  s.ticks(static_cast<uint64_t>(s.cycles(s.cfg.link.mmio_write_ns)));
+  s.ticks(s.cycles(s.cfg.link.mmio_write_ns));
   if (s.rc.link_down()) return;
   if (s.lose_doorbell && offset == cr::kRegRingTail) {
     s.lose_doorbell = false;
@@ -366,7 +366,7 @@ void SimTransport::unmap_foreign(uint64_t bus, size_t) { impl_->unmap(bus); }
 uint32_t SimTransport::wait_interrupt(uint32_t vectors, std::chrono::nanoseconds timeout) {
   Impl& s = *impl_;
   auto& d = s.bench.dut();
-  const auto limit = static_cast<uint64_t>(s.cycles(static_cast<double>(timeout.count())));
+  const uint64_t limit = s.cycles(static_cast<double>(timeout.count()));
   for (uint64_t c = 0; c < limit; ++c) {
     const uint32_t fired = s.rc.link_down() ? 0u : (d.irq_req_o & vectors);
     if (fired != 0) {
@@ -414,6 +414,8 @@ void SimTransport::inject(const FaultPlan& plan) {
 }
 
 bool SimTransport::fault_hit() const { return impl_->rc.hit() || impl_->doorbell_lost; }
+
+bool SimTransport::fault_armed() const { return impl_->rc.armed() || impl_->lose_doorbell; }
 
 LinkStats SimTransport::stats() const {
   const Impl& s = *impl_;

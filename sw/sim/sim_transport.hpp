@@ -84,6 +84,8 @@ class SimTransport final : public Transport {
   void inject(const FaultPlan& plan);
   // Whether the armed fault has hit.
   bool fault_hit() const;
+  // Whether a fault is armed and has not hit yet.
+  bool fault_armed() const;
   LinkStats stats() const;
   const SimConfig& config() const;
 

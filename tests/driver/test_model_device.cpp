@@ -42,8 +42,23 @@ TEST(ModelDevice, RefusesBadUris) {
   expect_error<UnavailableError>([] { Device::open("model://?pes"); }, "not key=value");
   expect_error<UnavailableError>([] { Device::open("model://?pes=2&pes=4"); }, "given twice");
   expect_error<UnavailableError>([] { Device::open("model://card0"); }, "takes no target");
-  expect_error<InvalidArgumentError>([] { Device::open("model://?pes=0"); }, "pes=0 must be a positive integer");
-  expect_error<InvalidArgumentError>([] { Device::open("model://?pes=4x"); }, "pes=4x must be a positive");
+  expect_error<InvalidArgumentError>([] { Device::open("model://?pes=0"); }, "pes=0 must be an integer from 1 to 65536");
+  expect_error<InvalidArgumentError>([] { Device::open("model://?pes=4x"); }, "pes=4x must be an integer from 1");
+  // Values beyond the bounds (once cut to 32 bits: 2^32 became 0 PEs, a
+  // division by zero) and signs or blanks that stol would have taken.
+  expect_error<InvalidArgumentError>([] { Device::open("model://?pes=4294967296"); }, "pes=4294967296 must be");
+  expect_error<InvalidArgumentError>([] { Device::open("model://?pes=+4"); }, "pes=+4 must be");
+  expect_error<InvalidArgumentError>([] { Device::open("model://?pes= 4"); }, "pes= 4 must be");
+  expect_error<InvalidArgumentError>([] { Device::open("model://?chains=4294967296"); }, "chains=4294967296 must be");
+  expect_error<InvalidArgumentError>([] { Device::open("model://?banks=1000000000"); }, "from 1 to 64");
+  expect_error<InvalidArgumentError>([] { Device::open("model://?hidden=1000000"); }, "from 1 to 8192");
+  expect_error<InvalidArgumentError>([] { Device::open("model://?batch=4294967297"); }, "from 1 to 4096");
+  expect_error<InvalidArgumentError>([] { Device::open("model://?threads=4294967297"); }, "from 1 to 1024");
+  expect_error<InvalidArgumentError>([] { Device::open("model://?records=4294967296"); }, "records=4294967296 must");
+  expect_error<InvalidArgumentError>([] { Device::open("model://?card_mib=17592186044416"); }, "card_mib=");
+  expect_error<InvalidArgumentError>([] { Device::open("model://?depth=99999999999999999999"); }, "depth=");
+  // The bounds themselves open.
+  EXPECT_EQ(Device::open("model://?pes=65536&chains=65536&hidden=8192")->caps().num_pe, 65536);
   expect_error<InvalidArgumentError>([] { Device::open("model://?speed=9"); }, "unknown option 'speed'");
   expect_error<InvalidArgumentError>([] { Device::open("model://?pes=4&chains=3"); }, "chains=3 does not divide pes=4");
 }
@@ -158,6 +173,23 @@ TEST_F(ModelDeviceArgs, RefusesShapesOutsideCapacity) {
   expect_error<CapacityError>([&] { tight->load(0, {CellKind::kLstm, 11, 1, 1, {}}, {tw}, {tw, 4 * 11 * 11}); },
                               "largest resident lstm hidden size is 10");
   expect_error<InvalidArgumentError>([&] { dev->load(2, shape, {w}, {w}); }, "bank 2 does not exist");
+}
+
+// Sizes past 64 GiB (once wrapped in the byte count, or a bare bad_alloc)
+// and pointers off a float boundary are refused by name, on the model and
+// on the Verilated core alike.
+TEST(ModelDevice, RefusesAbsurdBuffersAsTheCoreDoes) {
+  for (const char* uri : {"model://", "sim://"}) {
+    SCOPED_TRACE(uri);
+    auto dev = Device::open(uri);
+    expect_error<CapacityError>([&] { dev->alloc(SIZE_MAX / 4 + 2, Access::kRead, "huge"); },
+                                "alloc 'huge': 4611686018427387905 words is more than a buffer may hold");
+    expect_error<CapacityError>([&] { dev->alloc(size_t{1} << 40, Access::kRead, "big"); }, "alloc 'big'");
+    alignas(8) float mem[8] = {};
+    float* off = reinterpret_cast<float*>(reinterpret_cast<char*>(mem) + 1);
+    expect_error<BufferError>([&] { dev->register_memory(off, 4, Access::kRead, "odd"); },
+                              "register_memory 'odd': the pointer is not aligned to a float");
+  }
 }
 
 TEST_F(ModelDeviceArgs, RefusesBadBuffers) {

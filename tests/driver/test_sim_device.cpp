@@ -65,6 +65,11 @@ TEST(SimDevice, UriOptionsAreChecked) {
   expect_error<InvalidArgumentError>([] { Device::open("sim://?pcie=gen5x16"); }, "known: gen3x16, gen4x16");
   expect_error<InvalidArgumentError>([] { Device::open("sim://?speed=1"); }, "unknown option 'speed'");
   expect_error<UnavailableError>([] { Device::open("sim://card0"); }, "takes no target");
+  // Bounded: a clock typed in Hz once ran the open for minutes; card_mib
+  // shifted past 64 bits became 1 MiB.
+  expect_error<InvalidArgumentError>([] { Device::open("sim://?core_mhz=250000000"); }, "from 1 to 1000");
+  expect_error<InvalidArgumentError>([] { Device::open("sim://?card_mib=17592186044417"); }, "from 1 to 65536");
+  expect_error<InvalidArgumentError>([] { Device::open("sim://?watchdog_us=0"); }, "watchdog_us=0 must be");
   auto dev = Device::open("sim://?pes=4&hidden=32&batch=4&pcie=gen4x16&core_mhz=250");
   EXPECT_DOUBLE_EQ(dev->caps().clock_mhz, 250.0);
   EXPECT_NE(dev->caps().description.find("gen4x16"), std::string::npos);
@@ -381,6 +386,80 @@ TEST(SimDevice, StepSyncGatesInputsAndReportsProgress) {
   expect_error<InvalidArgumentError>(
       [&] { dev->forward({s, 0, {xp}, {st}, {h}, {so}, store, 0, {{sync, 0}, 2, {}, 1}}); }, "not both");
   (void)G;
+}
+
+// A FORWARD gated on step doorbell 0, its buffers registered, ready to run.
+struct GatedForward {
+  LayerShape s{CellKind::kLstm, 8, 1, 4, {}};
+  LayerData d;
+  BufferPtr xp, st, h, so;
+  GateStorePtr store;
+  JobPtr job;
+  GatedForward(Device& dev, uint64_t seed) {
+    farnn::test::SeededRng rng(seed);
+    d = core_layer(s, rng);
+    dev.load(0, s, {buffer_of(dev, d.w.w_hh, Access::kRead, "w_hh")},
+             {buffer_of(dev, d.w.b_hh, Access::kRead, "b_hh")})->wait();
+    xp = buffer_of(dev, d.xp, Access::kRead, "xp");
+    st = buffer_of(dev, d.state_in, Access::kRead, "st");
+    h = dev.alloc(s.packed_steps() * s.hidden, Access::kWrite, "h");
+    so = dev.alloc(s.hidden * state_words(s.cell), Access::kWrite, "so");
+    store = dev.alloc_gate_store(s);
+    dev.ring_step_doorbell(0, 0);
+    job = dev.forward({s, 0, {xp}, {st}, {h}, {so}, store, 0, {{}, 0, {}, 1}});
+  }
+};
+
+// A thread waiting on a gated command lets another thread ring its doorbell
+// (the wait once held the driver's mutex throughout: the ring came back when
+// the wait timed out); a buffer registered while the gate holds the queue
+// is refused at once (rewriting the windows waits for the queue), and a
+// device closed with the gate shut fails the job at once, saying why (it
+// waited 30 s). Each step is bounded, so a hang fails the test.
+TEST(SimDevice, GatedCommandsLetOtherThreadsInAndFailFast) {
+  auto dev = open_sim();
+  GatedForward g(*dev, 21);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::thread ringer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    dev->ring_step_doorbell(0, 4);
+  });
+  EXPECT_NO_THROW(g.job->wait(std::chrono::seconds(30)));
+  ringer.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+  EXPECT_EQ(words_of(g.h, 0, g.s.packed_steps() * g.s.hidden), g.d.fw.h);
+
+  GatedForward g2(*dev, 22);
+  BufferPtr h2 = dev->alloc(g2.s.packed_steps() * g2.s.hidden, Access::kWrite, "h2");  // new: windows to rewrite
+  BufferPtr so2 = dev->alloc(g2.s.hidden * state_words(g2.s.cell), Access::kWrite, "so2");
+  GateStorePtr store2 = dev->alloc_gate_store(g2.s);
+  expect_error<InvalidArgumentError>([&] { dev->forward({g2.s, 0, {g2.xp}, {g2.st}, {h2}, {so2}, store2}); },
+                                     "waits on step doorbell 0 (rung to 0 of its 4 steps): ring it first");
+  dev->ring_step_doorbell(0, 4);
+  g2.job->wait(std::chrono::seconds(30));
+  EXPECT_EQ(words_of(g2.h, 0, g2.s.packed_steps() * g2.s.hidden), g2.d.fw.h);
+
+  GatedForward g3(*dev, 23);
+  JobPtr held = g3.job;
+  const auto t1 = std::chrono::steady_clock::now();
+  dev.reset();
+  EXPECT_LT(std::chrono::steady_clock::now() - t1, std::chrono::seconds(10));
+  expect_error<NotRunError>([&] { held->wait(std::chrono::seconds(1)); }, "device closed while");
+  expect_error<NotRunError>([&] { held->wait(std::chrono::seconds(1)); }, "waits on step doorbell 0");
+}
+
+// Wait limits up to milliseconds::max() mean "for ever" (now + limit once
+// overflowed and timed out at once); a negative one is refused.
+TEST(SimDevice, WaitLimitsSaturate) {
+  auto dev = open_sim();
+  farnn::test::SeededRng rng(24);
+  const LayerData d = core_layer({CellKind::kGru, 4, 1, 2, {}}, rng);
+  BufferPtr w = buffer_of(*dev, d.w.w_hh, Access::kRead, "w_hh");
+  BufferPtr b = buffer_of(*dev, d.w.b_hh, Access::kRead, "b_hh");
+  JobPtr load = dev->load(0, {CellKind::kGru, 4, 1, 2, {}}, {w}, {b});
+  expect_error<InvalidArgumentError>([&] { load->wait(std::chrono::milliseconds(-1)); }, "wait limit is negative");
+  EXPECT_NO_THROW(load->wait(std::chrono::milliseconds::max()));
+  EXPECT_NO_THROW(dev->drain(std::chrono::milliseconds::max()));
 }
 
 // The core's FORWARD records through the driver, with the same case as the

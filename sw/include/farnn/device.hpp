@@ -357,6 +357,9 @@ class Device {
   virtual Counters counters() const = 0;
   // Arms one fault (sim:// only; other devices throw UnavailableError).
   virtual void inject_fault(const FaultPlan& plan);
+  // Whether a fault armed by inject_fault has not hit yet (the commands since
+  // moved no more than `after` beats); false where none is armed.
+  virtual bool fault_armed() const { return false; }
   // The bring-up checks of `farnn selftest`, each with a one-line verdict.
   // Every device: one small LOAD+FORWARD+BACKWARD each of LSTM and GRU,
   // bit for bit against the engine model. A core adds the scratch register,
