@@ -45,11 +45,14 @@ double max_relative_error(const Tensor& a, const Tensor& b) {
   }
   double err = 0, scale = 0;
   for (size_t i = 0; i < b.data.size(); ++i) {
-    const double d = std::abs(static_cast<double>(a.data[i]) - b.data[i]);
+    const double x = a.data[i], y = b.data[i];
+    const bool same = x == y || (std::isnan(x) && std::isnan(y));  // equal infinities, NaN for NaN
+    const double d = same ? 0.0 : std::abs(x - y);
     err = std::isnan(d) ? std::numeric_limits<double>::infinity() : std::max(err, d);
-    scale = std::max(scale, std::abs(static_cast<double>(b.data[i])));
+    if (std::isfinite(y)) scale = std::max(scale, std::abs(y));
   }
-  return scale > 0 ? err / scale : err;
+  if (err == 0) return 0;
+  return scale > 0 ? err / scale : std::numeric_limits<double>::infinity();
 }
 
 namespace detail {

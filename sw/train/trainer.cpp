@@ -16,7 +16,10 @@ namespace farnn::train {
 
 void TrainConfig::validate() const {
   stack.validate();
-  if (outputs < 1) throw std::invalid_argument("outputs must be >= 1");
+  if (outputs < 1 || outputs > kMaxOutputs) {
+    throw std::invalid_argument("outputs must be from 1 to " + std::to_string(kMaxOutputs) + ", got " +
+                                std::to_string(outputs));
+  }
   if (loss != "mse" && loss != "ce") throw std::invalid_argument("--loss must be mse or ce (got '" + loss + "')");
   if (optimizer != "adam" && optimizer != "sgd") {
     throw std::invalid_argument("--optimizer must be adam or sgd (got '" + optimizer + "')");

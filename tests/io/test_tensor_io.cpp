@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <random>
 #include <string>
 
@@ -111,6 +112,19 @@ TEST(Tensor, NumelAndShapeString) {
   EXPECT_EQ((Tensor{{2, 3}, {}}).shape_string(), "(2, 3)");
   EXPECT_EQ((Tensor{{3}, {}}).shape_string(), "(3,)");
   EXPECT_EQ((Tensor{{}, {}}).shape_string(), "()");
+}
+
+// farnn compare's rule: max|a-b| <= rtol * max|b|, so against an all-zero b
+// any difference fails, and equal values (infinities, NaN) do not.
+TEST(Tensor, MaxRelativeError) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_DOUBLE_EQ(max_relative_error(Tensor{{2}, {1.0f, 2.5f}}, Tensor{{2}, {1.0f, 2.0f}}), 0.25);
+  EXPECT_EQ(max_relative_error(Tensor{{2}, {1e-6f, 0.0f}}, Tensor{{2}, {0.0f, 0.0f}}), inf);
+  EXPECT_EQ(max_relative_error(Tensor{{2}, {0.0f, 0.0f}}, Tensor{{2}, {0.0f, -0.0f}}), 0.0);
+  EXPECT_EQ(max_relative_error(Tensor{{3}, {inf, nan, 1.0f}}, Tensor{{3}, {inf, nan, 1.0f}}), 0.0);
+  EXPECT_EQ(max_relative_error(Tensor{{2}, {nan, 1.0f}}, Tensor{{2}, {2.0f, 1.0f}}), inf);
+  EXPECT_EQ(max_relative_error(Tensor{{2}, {1.0f, 1.0f}}, Tensor{{2}, {inf, 1.0f}}), inf);
+  EXPECT_THROW(max_relative_error(Tensor{{1}, {1.0f}}, Tensor{{2}, {1.0f, 1.0f}}), std::invalid_argument);
 }
 
 TEST(Safetensors, RoundTripIsBitExact) {

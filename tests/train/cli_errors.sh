@@ -46,6 +46,20 @@ open(sys.argv[2], "wb").write(data)
 PY
 expect "non-finite" grad --weights "$ref/W.safetensors" --input "$tmp/nan.npy" --grad-output "$ref/dy.npy" \
   --hidden 5 --out "$tmp/out.st"
+# NaN in a weight: named by its tensor (the device would only propagate it).
+python3 - "$ref/W.safetensors" "$tmp/wnan.safetensors" <<'PY'
+import sys
+data = bytearray(open(sys.argv[1], "rb").read())
+data[-4:] = b"\x00\x00\xc0\x7f"  # the last float32 of the last tensor becomes NaN
+open(sys.argv[2], "wb").write(data)
+PY
+expect "holds a non-finite value" grad --weights "$tmp/wnan.safetensors" --input "$ref/x.npy" --grad-output "$ref/dy.npy" \
+  --hidden 5 --out "$tmp/out.st"
+# compare: a tolerance that is no number, and a file with no tensors.
+expect "--rtol must be a finite number" compare "$ref/W.safetensors" "$ref/W.safetensors" --rtol nan
+expect "--rtol must be a finite number" compare "$ref/W.safetensors" "$ref/W.safetensors" --rtol -1
+python3 -c 'import struct,sys; h=b"{}"; open(sys.argv[1],"wb").write(struct.pack("<Q",len(h))+h)' "$tmp/empty.st"
+expect "holds no tensors" compare "$ref/W.safetensors" "$tmp/empty.st"
 head -c 100 "$ref/W.safetensors" > "$tmp/trunc.safetensors"
 expect "trunc.safetensors" grad --weights "$tmp/trunc.safetensors" --input "$ref/x.npy" --grad-output "$ref/dy.npy" \
   --hidden 5 --out "$tmp/out.st"
@@ -55,6 +69,14 @@ expect "this build simulates one farnn_core" "${grad[@]}" --hidden 5 --device "s
 expect "unknown option 'pes_'" "${grad[@]}" --hidden 5 --device "model://?pes_=4"
 expect "hidden 5 is above the device's maximum 4" "${grad[@]}" --hidden 5 --device "model://?hidden=4"
 expect "give --task" train --hidden 4 --checkpoint "$tmp/out.st"
+# Output folders are checked before anything runs; a head or a layer the
+# device cannot hold is refused before anything is allocated for it.
+expect "--plot $tmp/nodir/p.svg: cannot write into $tmp/nodir" train --task sine --hidden 4 --epochs 1 \
+  --plot "$tmp/nodir/p.svg" --checkpoint "$tmp/out.st"
+expect "--hidden 100000 is above what model:// holds resident" train --task sine --hidden 100000 --epochs 1 \
+  --checkpoint "$tmp/out.st"
+expect "outputs must be from 1 to 1048576" train --task sine --hidden 4 --epochs 1 --outputs 2000000000 \
+  --checkpoint "$tmp/out.st"
 expect "cannot open" train --hidden 4 --x "$ref/x.npy" --y "$ref/x.npy" --lengths "$tmp/none.npy" --checkpoint "$tmp/out.st"
 expect "targets have shape (4, 3, 3), expected (4, 3, 2)" train --hidden 4 --x "$ref/x.npy" --y "$ref/x.npy" \
   --outputs 2 --checkpoint "$tmp/out.st"

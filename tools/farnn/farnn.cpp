@@ -14,9 +14,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <numeric>
 #include <random>
@@ -38,9 +40,9 @@ struct ModelFlags {
   int gemm_chunks = StackConfig{}.gemm_chunks;
   void add(CLI::App& app, bool hidden_required) {
     app.add_option("--cell", cell, "lstm or gru")->check(CLI::IsMember({"lstm", "gru"}));
-    auto* h = app.add_option("--hidden", hidden, "hidden size H")->check(CLI::PositiveNumber);
+    auto* h = app.add_option("--hidden", hidden, "hidden size H")->check(CLI::Range(1, 1 << 20));
     if (hidden_required) h->required();
-    app.add_option("--layers", layers, "stacked layers")->check(CLI::PositiveNumber);
+    app.add_option("--layers", layers, "stacked layers")->check(CLI::Range(1, 1024));
     app.add_flag("--bidirectional", bidirectional, "two directions per layer");
     app.add_option("--gemm-chunks", gemm_chunks,
                    "parts over time of each input GEMM; the device starts on the first")
@@ -76,6 +78,19 @@ std::vector<int> read_lengths(const std::string& path, int count) {
   return out;
 }
 
+// An output's folder must exist and be writable: checked before a command
+// runs, so that a typo in one path does not cost the run and the other outputs.
+void check_output_path(const std::string& path, const std::string& flag) {
+  if (path.empty()) return;
+  const std::filesystem::path p(path);
+  const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec) || access(dir.c_str(), W_OK) != 0) {
+    throw std::invalid_argument(flag + " " + path + ": cannot write into " + dir.string() +
+                                " (does the folder exist?)");
+  }
+}
+
 // Opens the device and arms --fault (KIND[:AFTER[:STALL_US]]) on it.
 std::unique_ptr<Device> open_device(const std::string& uri, const std::string& fault) {
   auto dev = Device::open(uri);
@@ -88,14 +103,43 @@ std::unique_ptr<Device> open_device(const std::string& uri, const std::string& f
     throw std::invalid_argument("--fault " + fault + ": expected KIND[:AFTER[:STALL_US]]");
   }
   plan.kind = parse_fault_kind(parts[0]);
-  try {
-    if (parts.size() > 1) plan.after = std::stoull(parts[1]);
-    if (parts.size() > 2) plan.stall_us = std::stod(parts[2]);
-  } catch (const std::exception&) {
-    throw std::invalid_argument("--fault " + fault + ": AFTER and STALL_US must be numbers");
+  // AFTER: decimal digits; STALL_US: a plain decimal number of microseconds up to a minute.
+  auto plain = [](const std::string& s, bool point) {
+    int points = 0;
+    for (char ch : s) {
+      if (ch == '.' && point) ++points;
+      else if (ch < '0' || ch > '9') return false;
+    }
+    return !s.empty() && s.size() <= 18 && points <= 1 && s != ".";
+  };
+  if (parts.size() > 1) {
+    if (!plain(parts[1], false)) {
+      throw std::invalid_argument("--fault " + fault + ": AFTER must be a count of beats in decimal digits, got '" +
+                                  parts[1] + "'");
+    }
+    plan.after = std::stoull(parts[1]);
+  }
+  if (parts.size() > 2) {
+    if (!plain(parts[2], true) || std::stod(parts[2]) > 60e6) {
+      throw std::invalid_argument("--fault " + fault + ": STALL_US must be a number of microseconds from 0 to 60000000, got '" +
+                                  parts[2] + "'");
+    }
+    plan.stall_us = std::stod(parts[2]);
   }
   dev->inject_fault(plan);
   return dev;
+}
+
+// After a command run with --fault: a fault that never hit means the check the
+// user asked for did not happen. Returns the exit status to use.
+int fault_verdict(const Device& dev, const std::string& fault, int status) {
+  if (fault.empty() || !dev.fault_armed()) return status;
+  std::fflush(stdout);  // the run's report first, then why it failed
+  std::fprintf(stderr,
+               "farnn: --fault %s never hit: the run moved fewer host-memory beats than AFTER (or rang no doorbell); "
+               "give a smaller AFTER\n",
+               fault.c_str());
+  return 1;
 }
 
 int cmd_selftest(const std::string& uri, const std::string& fault) {
@@ -106,7 +150,7 @@ int cmd_selftest(const std::string& uri, const std::string& fault) {
     failed += !c.ok;
   }
   std::printf("farnn selftest %s: %s\n", uri.c_str(), failed ? (std::to_string(failed) + " check(s) FAILED").c_str() : "all checks passed");
-  return failed ? 1 : 0;
+  return fault_verdict(*dev, fault, failed ? 1 : 0);
 }
 
 int cmd_info(const std::string& uri) {
@@ -136,6 +180,7 @@ int cmd_info(const std::string& uri) {
 int cmd_grad(const ModelFlags& m, const std::string& uri, const std::string& fault,
              const std::string& backend_name, const std::string& weights, const std::string& input,
              const std::string& grad_output, const std::string& lengths, const std::string& out) {
+  check_output_path(out, "--out");
   GradInputs in;
   in.weights = io::read_safetensors(weights);
   in.x = io::read_npy(input);
@@ -145,6 +190,11 @@ int cmd_grad(const ModelFlags& m, const std::string& uri, const std::string& fau
   in.dy_name = grad_output;
   if (in.x.shape.size() != 3) throw std::invalid_argument(input + ": input must be (T, B, I), got " + in.x.shape_string());
   in.lengths = read_lengths(lengths, static_cast<int>(in.x.shape[1]));
+  for (const auto& [name, t] : in.weights) {
+    if (!std::all_of(t.data.begin(), t.data.end(), [](float v) { return std::isfinite(v); })) {
+      throw std::invalid_argument(weights + ": tensor '" + name + "' holds a non-finite value (NaN or Inf)");
+    }
+  }
   for (const io::Tensor* t : {&in.x, &in.dy}) {
     for (float v : t->data) {
       if (!std::isfinite(v)) {
@@ -157,14 +207,22 @@ int cmd_grad(const ModelFlags& m, const std::string& uri, const std::string& fau
   const io::TensorList result = compute_grad(m.config(1), *dev, *backend, in);
   io::write_safetensors(out, result);
   std::printf("farnn grad: %zu tensors -> %s\n", result.size(), out.c_str());
-  return 0;
+  return fault_verdict(*dev, fault, 0);
 }
 
 int cmd_compare(const std::string& a_path, const std::string& b_path, double rtol) {
+  if (!(rtol >= 0) || !std::isfinite(rtol)) throw std::invalid_argument("--rtol must be a finite number >= 0");
   const io::TensorList a = io::read_safetensors(a_path), b = io::read_safetensors(b_path);
+  if (b.empty()) throw std::invalid_argument(b_path + ": holds no tensors, so there is nothing to compare");
   int bad = 0;
   for (const auto& [name, want] : b) {
-    const io::Tensor& have = io::find_tensor(a, name, a_path);
+    const auto it = std::find_if(a.begin(), a.end(), [&](const auto& t) { return t.first == name; });
+    if (it == a.end()) {
+      std::printf("%-32s missing from %s  MISMATCH\n", name.c_str(), a_path.c_str());
+      ++bad;
+      continue;
+    }
+    const io::Tensor& have = it->second;
     if (have.shape != want.shape) {
       std::printf("%-32s shape %s, expected %s  MISMATCH\n", name.c_str(), have.shape_string().c_str(),
                   want.shape_string().c_str());
@@ -188,6 +246,10 @@ struct TrainFlags {
 
 int cmd_train(const ModelFlags& m, TrainConfig cfg, const TrainFlags& f, const std::string& uri) {
   // Everything is read and checked before anything runs or is written.
+  check_output_path(f.checkpoint, "--checkpoint");
+  check_output_path(f.loss_csv, "--loss-csv");
+  check_output_path(f.plot, "--plot");
+  check_output_path(f.trace, "--trace");
   Dataset data;
   std::string source;
   if (!f.task.empty()) {
@@ -207,6 +269,10 @@ int cmd_train(const ModelFlags& m, TrainConfig cfg, const TrainFlags& f, const s
     if (cfg.loss == "ce") {
       float mx = 0;
       for (float v : data.y.data) mx = std::max(mx, std::isfinite(v) ? v : 0.0f);
+      if (mx >= static_cast<float>(TrainConfig::kMaxOutputs)) {
+        throw std::invalid_argument(f.y + ": class label " + std::to_string(mx) + " is beyond the " +
+                                    std::to_string(TrainConfig::kMaxOutputs) + " classes a head may have");
+      }
       cfg.outputs = static_cast<int>(mx) + 1;
     } else {
       cfg.outputs = data.y.shape.empty() ? 1 : static_cast<int>(data.y.shape.back());
@@ -215,6 +281,14 @@ int cmd_train(const ModelFlags& m, TrainConfig cfg, const TrainFlags& f, const s
   cfg.validate();
   auto backend = make_backend(f.backend, f.threads);
   auto dev = Device::open(uri);
+  // The layer must stay resident on the device: checked before the trainer
+  // allocates parameters and buffers for it (a typo like --hidden 100000
+  // once ran out of memory first).
+  const int resident = dev->caps().max_resident_hidden(cfg.stack.cell);
+  if (cfg.stack.hidden > resident) {
+    throw std::invalid_argument("--hidden " + std::to_string(cfg.stack.hidden) + " is above what " + uri +
+                                " holds resident for this cell (" + std::to_string(resident) + ")");
+  }
   Trace trace;
   Trainer trainer(cfg, *dev, *backend, f.trace.empty() ? nullptr : &trace);
   trainer.check_dataset(data, source);
@@ -337,7 +411,7 @@ int main(int argc, char** argv) {
   tm.add(*tr, true);
   tr->add_option("--task", tf.task, "built-in data: sine or adding")->check(CLI::IsMember({"sine", "adding"}));
   tr->add_option("--steps", tf.steps, "sequence length of the built-in task")->check(CLI::Range(2, 65535));
-  tr->add_option("--samples", tf.samples, "sequences in the built-in task")->check(CLI::PositiveNumber);
+  tr->add_option("--samples", tf.samples, "sequences in the built-in task")->check(CLI::Range(1, 1 << 24));
   tr->add_option("--x", tf.x, "inputs (T, N, I) .npy");
   tr->add_option("--y", tf.y, "targets (T, N, O) or (N, O) .npy; class indices (T, N) or (N) for --loss ce");
   tr->add_option("--lengths", tf.lengths, "per-sequence lengths (N,) .npy");
@@ -347,11 +421,11 @@ int main(int argc, char** argv) {
   tr->add_option("--lr", tc.lr, "learning rate");
   tr->add_option("--momentum", tc.momentum, "SGD momentum");
   tr->add_option("--clip", tc.clip, "max global gradient norm (0: off)");
-  tr->add_option("--batch", tc.batch, "sequences per step")->check(CLI::PositiveNumber);
-  tr->add_option("--epochs", tc.epochs, "passes over the data")->check(CLI::PositiveNumber);
+  tr->add_option("--batch", tc.batch, "sequences per step")->check(CLI::Range(1, 1 << 16));
+  tr->add_option("--epochs", tc.epochs, "passes over the data")->check(CLI::Range(1, 1 << 20));
   tr->add_option("--seed", tc.seed, "initialisation, data and shuffling seed");
   tr->add_option("--backend", tf.backend, "compute backend: " + backend_list());
-  tr->add_option("--threads", tf.threads, "compute backend threads (0: all cores)");
+  tr->add_option("--threads", tf.threads, "compute backend threads (0: all cores)")->check(CLI::Range(0, 1024));
   tr->add_option("--device", uri, "device URI");
   tr->add_option("--checkpoint", tf.checkpoint, "parameters after every epoch (.safetensors)");
   tr->add_option("--loss-csv", tf.loss_csv, "loss of every step (.csv)");

@@ -55,8 +55,10 @@ void write_npy(const std::string& path, const Tensor& t);
 const Tensor& find_tensor(const TensorList& list, const std::string& name,
                           const std::string& source);
 
-// max|a - b| / max|b| over two tensors of one size (max|a - b| when b is all
-// zero; infinity when a difference is NaN). std::invalid_argument on a size mismatch.
+// max|a - b| / max|b| over two tensors of one size, max|b| over b's finite
+// values. Equal values (equal infinities, NaN against NaN) differ by 0; any
+// other difference is infinity where max|b| is 0 and where it is NaN
+// (a NaN or an infinity against a number). std::invalid_argument on a size mismatch.
 double max_relative_error(const Tensor& a, const Tensor& b);
 
 // Any output file, whole or not at all: writes "<path>.tmp.<pid>" and renames

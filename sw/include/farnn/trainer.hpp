@@ -35,6 +35,7 @@ struct Dataset {
 Dataset synthetic_task(const std::string& name, int steps, int samples, uint64_t seed);
 
 struct TrainConfig {
+  static constexpr int kMaxOutputs = 1 << 20;  // head outputs (classes) at most
   StackConfig stack;
   int outputs = 1;             // O
   std::string loss = "mse";    // mse | ce
