@@ -1344,7 +1344,7 @@ FIFO = r"u_fifo\.u_ram" + LANE
 # The weight reader's 512-beat FIFO: the 16 data lanes (512 x 32) in block
 # RAM (one RAMB18E2 each, 8 RAMB36 in all); the 3-bit lane of the item marks
 # (first/last item, stream last) Yosys puts in LUT-RAM (512 x 3 bits, 104 LUTs).
-RD_DEEP_MEMS = [(r"(.*\.)?u_fifo\.u_ram\.g_lane\[16\]\.mem$", {"lutram", "bram"}),
+RD_DEEP_MEMS = [(r"(.*\.)?u_fifo\.u_ram\.g_lane\[16\]\.g_infer\.mem$", {"lutram", "bram"}),
                 (r"(.*\.)?" + FIFO, {"bram"}),
                 (r"(.*\.)?desc_mem$", {"lutram", "ff"})]      # burst descriptors, MaxOutstanding
 RD_MEMS = [(r"(.*\.)?" + FIFO, {"lutram", "ff"}),              # 2..32 beats

@@ -141,11 +141,7 @@ class CoreMutex {
       ++depth_;
       return;
     }
-    waiting_.fetch_add(1);
-    m_.lock();
-    waiting_.fetch_sub(1);
-    owner_.store(me);
-    depth_ = 1;
+    acquire(me);
   }
   void unlock() {
     if (--depth_ > 0) return;
@@ -154,24 +150,37 @@ class CoreMutex {
   }
   // Called by the owner between slices of a wait: where it holds the mutex
   // once (not inside another call of the driver) and other threads wait for
-  // it, they go first.
+  // it, one of them goes first; the owner then queues for it as a waiter, so
+  // a thread let in that waits itself lets the owner back in turn.
   void let_in() {
     if (depth_ != 1 || waiting_.load() == 0) return;
     const std::thread::id me = owner_.load();
+    const uint64_t taken = acquisitions_.load();
     owner_.store(std::thread::id());
     depth_ = 0;
     m_.unlock();
-    while (waiting_.load() > 0) std::this_thread::yield();  // each waiter counts itself out once it has the mutex
+    // A waiter is blocked on m_ and takes it at once; bounded, in case it has
+    // not reached m_ yet.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(10);
+    while (acquisitions_.load() == taken && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+    acquire(me);
+  }
+
+ private:
+  void acquire(std::thread::id me) {
+    waiting_.fetch_add(1);
     m_.lock();
+    waiting_.fetch_sub(1);
+    acquisitions_.fetch_add(1);
     owner_.store(me);
     depth_ = 1;
   }
 
- private:
   std::mutex m_;
   std::atomic<std::thread::id> owner_{};
   int depth_ = 0;  // the owner's
   std::atomic<int> waiting_{0};
+  std::atomic<uint64_t> acquisitions_{0};
 };
 
 struct Pending {
@@ -436,14 +445,6 @@ struct Core : std::enable_shared_from_this<Core> {
       p.steps = d.steps;
     }
     if (windows_dirty) {
-      // The windows are rewritten with the queue empty; a command waiting on
-      // a doorbell only this caller can ring would hold the queue for ever.
-      if (const Pending* q = waiting_on_doorbell()) {
-        throw InvalidArgumentError(p.job->what() + ": buffers registered or freed since the queued commands were "
-                                   "submitted need the address windows rewritten, which waits for the queue to "
-                                   "empty, and " + doorbell_wait(*q) + ": ring it first, or register the buffers "
-                                   "before submitting the gated command");
-      }
       wait_until([&] { return pending.empty(); }, Clock::now() + std::chrono::minutes(10), "window update");
       if (!failure.empty()) return push(d, std::move(p), lengths);
       write_windows();
@@ -470,9 +471,29 @@ struct Core : std::enable_shared_from_this<Core> {
     wr(cr::kRegRingTail, tail);
   }
 
+  // A command submitted now would wait, in push(), for the queue to empty
+  // (the address windows are rewritten then) or for ring space; a queued
+  // command waiting on a doorbell only this caller can ring would make that
+  // wait last for ever. Refused before the command changes anything.
+  void refuse_if_gate_holds_queue(const std::string& what) {
+    progress();
+    const bool must_wait = windows_dirty || tail - done >= opt.ring_entries;
+    if (!must_wait) return;
+    if (const Pending* q = waiting_on_doorbell()) {
+      throw InvalidArgumentError(what + ": " +
+                                 (windows_dirty ? std::string("buffers registered or freed since the queued commands "
+                                                              "were submitted need the address windows rewritten, "
+                                                              "which waits for the queue to empty")
+                                                : std::string("the command ring is full")) +
+                                 ", and " + doorbell_wait(*q) +
+                                 ": ring it first, or register the buffers before submitting the gated command");
+    }
+  }
+
   // The first queued command that waits on a step doorbell not yet rung to
-  // its steps, or none.
+  // its steps, or none (what has finished is retired first).
   const Pending* waiting_on_doorbell() {
+    progress();
     for (const Pending& q : pending) {
       if (q.doorbell >= 0 && rd(cr::kRegStepDoorbell(static_cast<unsigned>(q.doorbell))) < q.steps) return &q;
     }
@@ -775,6 +796,7 @@ class CoreDevice final : public Device {
     try {
       if (const Pending* q = core_->waiting_on_doorbell()) {
         why = "device closed while " + core_->doorbell_wait(*q);  // nobody can ring it now
+        core_->soft_reset("close");  // the core lets go of the buffers before they are released
       } else {
         core_->wait_until([] { return false; }, Clock::now() + std::chrono::seconds(30), "close");
       }
@@ -843,6 +865,7 @@ class CoreDevice final : public Device {
     check_shape(shape, core_->caps, what);
     const size_t gh = static_cast<size_t>(shape.gates()) * shape.hidden;
     std::lock_guard<CoreMutex> lock(core_->m);
+    core_->refuse_if_gate_holds_queue(what);
     const std::vector<Range> ranges = load_ranges(shape, w_hh, b_hh);
     check_ranges(ranges, what, mine());
     if (core_->bank_users[static_cast<size_t>(bank)] > 0) {
@@ -880,6 +903,7 @@ class CoreDevice final : public Device {
     const std::string what = checked_command("FORWARD", s, a.bank, core_->caps);
     const std::vector<Range> ranges = forward_ranges(a, what);
     std::lock_guard<CoreMutex> lock(core_->m);
+    core_->refuse_if_gate_holds_queue(what);
     check_ranges(ranges, what, mine());
     auto store = checked_store(a.store, s, what);
     check_bank_holds(core_->bank_shape[static_cast<size_t>(a.bank)], s, a.bank, what);
@@ -900,6 +924,7 @@ class CoreDevice final : public Device {
     const std::string what = checked_command("BACKWARD", s, a.bank, core_->caps);
     const std::vector<Range> ranges = backward_ranges(a, what);
     std::lock_guard<CoreMutex> lock(core_->m);
+    core_->refuse_if_gate_holds_queue(what);
     check_ranges(ranges, what, mine());
     auto store = checked_store(a.store, s, what);
     check_bank_holds(core_->bank_shape[static_cast<size_t>(a.bank)], s, a.bank, what);
@@ -922,9 +947,10 @@ class CoreDevice final : public Device {
   }
 
   void drain(std::chrono::milliseconds limit) override {
-    std::lock_guard<CoreMutex> lock(core_->m);
-    core_->wait_until([&] { return core_->pending.empty(); }, Clock::now() + wait_limit(limit, "drain"), "drain",
-                      true);
+    const std::shared_ptr<Core> core = core_;  // another thread may close the device while this one waits
+    std::lock_guard<CoreMutex> lock(core->m);
+    core->wait_until([&] { return core->pending.empty(); }, Clock::now() + wait_limit(limit, "drain"), "drain",
+                     true);
   }
 
   Counters counters() const override {

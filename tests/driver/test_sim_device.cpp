@@ -388,25 +388,31 @@ TEST(SimDevice, StepSyncGatesInputsAndReportsProgress) {
   (void)G;
 }
 
-// A FORWARD gated on step doorbell 0, its buffers registered, ready to run.
+// A FORWARD on `bank`: its weights loaded and buffers registered by the
+// constructor, submitted by submit() gated on step doorbell 0 (or not gated).
 struct GatedForward {
   LayerShape s{CellKind::kLstm, 8, 1, 4, {}};
   LayerData d;
   BufferPtr xp, st, h, so;
   GateStorePtr store;
   JobPtr job;
-  GatedForward(Device& dev, uint64_t seed) {
+  int bank;
+  GatedForward(Device& dev, uint64_t seed, int bank_ = 0, int steps = 4) : bank(bank_) {
+    s.steps = steps;
     farnn::test::SeededRng rng(seed);
     d = core_layer(s, rng);
-    dev.load(0, s, {buffer_of(dev, d.w.w_hh, Access::kRead, "w_hh")},
+    dev.load(bank, s, {buffer_of(dev, d.w.w_hh, Access::kRead, "w_hh")},
              {buffer_of(dev, d.w.b_hh, Access::kRead, "b_hh")})->wait();
     xp = buffer_of(dev, d.xp, Access::kRead, "xp");
     st = buffer_of(dev, d.state_in, Access::kRead, "st");
     h = dev.alloc(s.packed_steps() * s.hidden, Access::kWrite, "h");
     so = dev.alloc(s.hidden * state_words(s.cell), Access::kWrite, "so");
     store = dev.alloc_gate_store(s);
-    dev.ring_step_doorbell(0, 0);
-    job = dev.forward({s, 0, {xp}, {st}, {h}, {so}, store, 0, {{}, 0, {}, 1}});
+  }
+  GatedForward& submit(Device& dev, bool gated = true) {
+    if (gated) dev.ring_step_doorbell(0, 0);
+    job = dev.forward({s, bank, {xp}, {st}, {h}, {so}, store, 0, gated ? StepSync{{}, 0, {}, 1} : StepSync{}});
+    return *this;
   }
 };
 
@@ -419,6 +425,7 @@ struct GatedForward {
 TEST(SimDevice, GatedCommandsLetOtherThreadsInAndFailFast) {
   auto dev = open_sim();
   GatedForward g(*dev, 21);
+  g.submit(*dev);
   const auto t0 = std::chrono::steady_clock::now();
   std::thread ringer([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -430,6 +437,7 @@ TEST(SimDevice, GatedCommandsLetOtherThreadsInAndFailFast) {
   EXPECT_EQ(words_of(g.h, 0, g.s.packed_steps() * g.s.hidden), g.d.fw.h);
 
   GatedForward g2(*dev, 22);
+  g2.submit(*dev);
   BufferPtr h2 = dev->alloc(g2.s.packed_steps() * g2.s.hidden, Access::kWrite, "h2");  // new: windows to rewrite
   BufferPtr so2 = dev->alloc(g2.s.hidden * state_words(g2.s.cell), Access::kWrite, "so2");
   GateStorePtr store2 = dev->alloc_gate_store(g2.s);
@@ -440,12 +448,39 @@ TEST(SimDevice, GatedCommandsLetOtherThreadsInAndFailFast) {
   EXPECT_EQ(words_of(g2.h, 0, g2.s.packed_steps() * g2.s.hidden), g2.d.fw.h);
 
   GatedForward g3(*dev, 23);
+  g3.submit(*dev);
   JobPtr held = g3.job;
   const auto t1 = std::chrono::steady_clock::now();
   dev.reset();
   EXPECT_LT(std::chrono::steady_clock::now() - t1, std::chrono::seconds(10));
   expect_error<NotRunError>([&] { held->wait(std::chrono::seconds(1)); }, "device closed while");
   expect_error<NotRunError>([&] { held->wait(std::chrono::seconds(1)); }, "waits on step doorbell 0");
+}
+
+// Two threads in waits: A waits for a long ungated FORWARD and then rings
+// the doorbell that B's gated FORWARD, queued behind it, waits on. B comes
+// in while A waits and drives the simulation; A's command ends during B's
+// wait, and B must let A back so that A can return and ring: both end in
+// seconds (a hand-off that did not queue A for its return kept B's wait to
+// its limit).
+TEST(SimDevice, TwoWaitingThreadsHandTheDeviceBackAndForth) {
+  auto dev = open_sim();
+  GatedForward a(*dev, 31, 0, 500);
+  GatedForward b(*dev, 32, 1);
+  a.submit(*dev, false);
+  b.submit(*dev);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::thread waiter_a([&] {
+    EXPECT_NO_THROW(a.job->wait(std::chrono::seconds(30)));
+    dev->ring_step_doorbell(0, 4);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));  // A is in its wait
+  std::thread waiter_b([&] { EXPECT_NO_THROW(b.job->wait(std::chrono::seconds(30))); });
+  waiter_a.join();
+  waiter_b.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+  EXPECT_EQ(words_of(a.h, 0, a.s.packed_steps() * a.s.hidden), a.d.fw.h);
+  EXPECT_EQ(words_of(b.h, 0, b.s.packed_steps() * b.s.hidden), b.d.fw.h);
 }
 
 // Wait limits up to milliseconds::max() mean "for ever" (now + limit once

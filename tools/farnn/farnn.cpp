@@ -83,6 +83,10 @@ std::vector<int> read_lengths(const std::string& path, int count) {
 void check_output_path(const std::string& path, const std::string& flag) {
   if (path.empty()) return;
   const std::filesystem::path p(path);
+  std::error_code dir_ec;
+  if (std::filesystem::is_directory(p, dir_ec)) {
+    throw std::invalid_argument(flag + " " + path + ": is a folder; give a file name");
+  }
   const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec) || access(dir.c_str(), W_OK) != 0) {
