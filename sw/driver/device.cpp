@@ -12,7 +12,9 @@
 
 namespace farnn {
 
-const char* cell_kind_name(CellKind cell) { return cell == CellKind::kLstm ? "lstm" : "gru"; }
+const char* cell_kind_name(CellKind cell) {
+  return cell == CellKind::kLstm ? "lstm" : cell == CellKind::kGru ? "gru" : "unknown cell";
+}
 
 int Capabilities::max_resident_hidden(CellKind cell) const {
   if ((cell == CellKind::kLstm && !lstm) || (cell == CellKind::kGru && !gru) || num_pe < 1) return 0;
@@ -49,7 +51,10 @@ std::vector<int> LayerShape::end_order() const { return driver::engine_config(*t
 
 std::string LayerShape::describe() const {
   std::ostringstream os;
-  os << (cell == CellKind::kLstm ? "LSTM" : "GRU") << " H=" << hidden << " B=" << batch << " T=" << steps;
+  os << (cell == CellKind::kLstm  ? "LSTM"
+         : cell == CellKind::kGru ? "GRU"
+                                  : "cell " + std::to_string(static_cast<int>(cell)))
+     << " H=" << hidden << " B=" << batch << " T=" << steps;
   if (!lengths.empty()) {
     os << " lengths {";
     for (size_t i = 0; i < lengths.size(); ++i) os << (i ? "," : "") << lengths[i];
@@ -226,7 +231,8 @@ void check_bank(int bank, const Capabilities& caps, const std::string& what) {
 }
 
 void check_shape(const LayerShape& s, const Capabilities& caps, const std::string& what) {
-  const std::string where = what + " " + s.describe() + ": ";
+  const std::string shape = s.describe();  // once: `what` often names it already
+  const std::string where = (what.find(shape) == std::string::npos ? what + " " + shape : what) + ": ";
   if (s.cell != CellKind::kLstm && s.cell != CellKind::kGru) throw InvalidArgumentError(where + "unknown cell");
   if ((s.cell == CellKind::kLstm && !caps.lstm) || (s.cell == CellKind::kGru && !caps.gru)) {
     throw CapacityError(where + "this device was built without " + cell_kind_name(s.cell) + " support");

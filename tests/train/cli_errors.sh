@@ -69,6 +69,9 @@ expect "this build simulates one farnn_core" "${grad[@]}" --hidden 5 --device "s
 expect "unknown option 'pes_'" "${grad[@]}" --hidden 5 --device "model://?pes_=4"
 expect "hidden 5 is above the device's maximum 4" "${grad[@]}" --hidden 5 --device "model://?hidden=4"
 expect "give --task" train --hidden 4 --checkpoint "$tmp/out.st"
+# The other data source's options would be ignored: refused.
+expect "excludes --lengths" train --task sine --hidden 4 --lengths "$ref/x.npy" --checkpoint "$tmp/out.st"
+expect "excludes --x" train --x "$ref/x.npy" --y "$ref/x.npy" --steps 10 --hidden 4 --checkpoint "$tmp/out.st"
 # Output folders are checked before anything runs; a head or a layer the
 # device cannot hold is refused before anything is allocated for it.
 expect "--plot $tmp/nodir/p.svg: cannot write into $tmp/nodir" train --task sine --hidden 4 --epochs 1 \

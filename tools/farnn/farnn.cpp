@@ -187,6 +187,14 @@ int cmd_grad(const ModelFlags& m, const std::string& uri, const std::string& fau
   check_output_path(out, "--out");
   GradInputs in;
   in.weights = io::read_safetensors(weights);
+  // A farnn train checkpoint also holds the linear head, which grad has no
+  // use for: left out, and said so.
+  const auto head = std::remove_if(in.weights.begin(), in.weights.end(),
+                                   [](const auto& t) { return t.first == "head.weight" || t.first == "head.bias"; });
+  if (head != in.weights.end()) {
+    std::fprintf(stderr, "farnn grad: %s: leaving out the linear head (head.weight, head.bias)\n", weights.c_str());
+    in.weights.erase(head, in.weights.end());
+  }
   in.x = io::read_npy(input);
   in.dy = io::read_npy(grad_output);
   in.weights_name = weights;
@@ -413,12 +421,18 @@ int main(int argc, char** argv) {
   TrainFlags tf;
   auto* tr = app.add_subcommand("train", "train an RNN stack with a linear head");
   tm.add(*tr, true);
-  tr->add_option("--task", tf.task, "built-in data: sine or adding")->check(CLI::IsMember({"sine", "adding"}));
-  tr->add_option("--steps", tf.steps, "sequence length of the built-in task")->check(CLI::Range(2, 65535));
-  tr->add_option("--samples", tf.samples, "sequences in the built-in task")->check(CLI::Range(1, 1 << 24));
-  tr->add_option("--x", tf.x, "inputs (T, N, I) .npy");
+  auto* task_opt =
+      tr->add_option("--task", tf.task, "built-in data: sine or adding")->check(CLI::IsMember({"sine", "adding"}));
+  auto* steps_opt =
+      tr->add_option("--steps", tf.steps, "sequence length of the built-in task")->check(CLI::Range(2, 65535));
+  auto* samples_opt =
+      tr->add_option("--samples", tf.samples, "sequences in the built-in task")->check(CLI::Range(1, 1 << 24));
+  auto* x_opt = tr->add_option("--x", tf.x, "inputs (T, N, I) .npy");
+  // Options of the other data source would be silently ignored: refused.
+  steps_opt->excludes(x_opt);
+  samples_opt->excludes(x_opt);
   tr->add_option("--y", tf.y, "targets (T, N, O) or (N, O) .npy; class indices (T, N) or (N) for --loss ce");
-  tr->add_option("--lengths", tf.lengths, "per-sequence lengths (N,) .npy");
+  tr->add_option("--lengths", tf.lengths, "per-sequence lengths (N,) .npy")->excludes(task_opt);
   tr->add_option("--outputs", tc.outputs, "head outputs (default: from the targets)");
   tr->add_option("--loss", tc.loss, "mse or ce")->check(CLI::IsMember({"mse", "ce"}));
   tr->add_option("--optimizer", tc.optimizer, "adam or sgd")->check(CLI::IsMember({"adam", "sgd"}));
