@@ -28,7 +28,12 @@ using std::chrono::nanoseconds;
 
 constexpr uint32_t kIrqDone = 1, kIrqError = 2;
 constexpr nanoseconds kSlice = std::chrono::microseconds(20);  // device time per interrupt wait
-constexpr nanoseconds kIdleLimit = std::chrono::microseconds(200);  // idle with work queued: lost doorbell
+// Idle with work queued for this long (device time) means a lost doorbell:
+// 200 us, and at least 20,000 core cycles, the most a command's setup keeps
+// the core from BUSY (at 1 MHz 200 us was 200 cycles, and a FORWARD after a
+// LOAD looked lost).
+constexpr nanoseconds kIdleLimit = std::chrono::microseconds(200);
+constexpr double kIdleCycles = 20000;
 constexpr nanoseconds kResetLimit = std::chrono::milliseconds(2);
 constexpr const char* kInternal = "driver:";  // prefix of the driver's own DMA regions
 
@@ -618,6 +623,12 @@ struct Core : std::enable_shared_from_this<Core> {
     soft_reset("after " + std::string(cr::to_string(err)));
   }
 
+  nanoseconds idle_limit() const {
+    if (!(clock_hz > 0)) return kIdleLimit;
+    const auto cycles = nanoseconds(static_cast<int64_t>(kIdleCycles / clock_hz * 1e9));
+    return std::max(kIdleLimit, cycles);
+  }
+
   std::string locate(uint64_t addr, bool card_memory) const {
     if (card_memory) return "card memory";
     for (const auto& [b, m] : buffers) {
@@ -627,6 +638,11 @@ struct Core : std::enable_shared_from_this<Core> {
     }
     for (const DmaRegion* r : {&ring, &wb, &lengths, &zeros, &discard}) {
       if (addr >= r->bus && addr < r->bus + r->bytes) return "in the driver's own memory";
+    }
+    for (size_t b = 0; b < staging.size(); ++b) {
+      if (addr >= staging[b].bus && addr < staging[b].bus + staging[b].bytes) {
+        return "in the driver's weight image for bank " + std::to_string(b);
+      }
     }
     return "in no registered buffer";
   }
@@ -656,7 +672,7 @@ struct Core : std::enable_shared_from_this<Core> {
       msg += "RING_TAIL reads " + std::to_string(seen) + " but the driver wrote " + std::to_string(tail) +
              ": the doorbell was lost on the link; the core was reset";
     } else {
-      msg += "RING_TAIL reads " + std::to_string(seen) + " as written, RING_DONE " + std::to_string(done) +
+      msg += "RING_TAIL reads " + std::to_string(seen) + " as written, RING_DONE " + std::to_string(rd(cr::kRegRingDone)) +
              ": the core did not start them; the core was reset";
     }
     fail_all(std::make_exception_ptr(TimeoutError(msg)), msg);
@@ -689,7 +705,7 @@ struct Core : std::enable_shared_from_this<Core> {
         on_link_down(what);
       } else if (st & cr::kStatusHaltedMask) {
         on_halt();
-      } else if (!(st & cr::kStatusBusyMask) && t->now() - last_progress > kIdleLimit) {
+      } else if (!(st & cr::kStatusBusyMask) && t->now() - last_progress > idle_limit()) {
         progress();
         if (!pending.empty()) on_idle_with_work();
       }
