@@ -29,9 +29,9 @@ using std::chrono::nanoseconds;
 constexpr uint32_t kIrqDone = 1, kIrqError = 2;
 constexpr nanoseconds kSlice = std::chrono::microseconds(20);  // device time per interrupt wait
 // Idle with work queued for this long (device time) means a lost doorbell:
-// 200 us, and at least 20,000 core cycles, the most a command's setup keeps
-// the core from BUSY (at 1 MHz 200 us was 200 cycles, and a FORWARD after a
-// LOAD looked lost).
+// 200 us, and at least 20,000 core cycles (at 1 MHz 200 us was 200 cycles,
+// and selftest's FORWARD after its LOAD looked lost; with 20,000 selftest
+// passes there, CTest farnn_cli_selftest_slow_clock).
 constexpr nanoseconds kIdleLimit = std::chrono::microseconds(200);
 constexpr double kIdleCycles = 20000;
 constexpr nanoseconds kResetLimit = std::chrono::milliseconds(2);
@@ -481,10 +481,9 @@ struct Core : std::enable_shared_from_this<Core> {
   // command waiting on a doorbell only this caller can ring would make that
   // wait last for ever. Refused before the command changes anything.
   void refuse_if_gate_holds_queue(const std::string& what) {
-    progress();
+    const Pending* q = waiting_on_doorbell();  // retires what finished first: `done` is current below
     const bool must_wait = windows_dirty || tail - done >= opt.ring_entries;
-    if (!must_wait) return;
-    if (const Pending* q = waiting_on_doorbell()) {
+    if (q != nullptr && must_wait) {
       throw InvalidArgumentError(what + ": " +
                                  (windows_dirty ? std::string("buffers registered or freed since the queued commands "
                                                               "were submitted need the address windows rewritten, "
@@ -831,13 +830,7 @@ class CoreDevice final : public Device {
   }
 
   BufferPtr register_memory(float* ptr, size_t words, Access access, const std::string& name) override {
-    check_buffer_words(words, "register_memory", name);
-    if (ptr == nullptr && words > 0) throw BufferError("register_memory '" + name + "': null pointer");
-    // The core moves whole words: a pointer off a word boundary cannot be
-    // reached (its DMA would fault on the driver's own descriptor).
-    if (reinterpret_cast<uintptr_t>(ptr) % alignof(float) != 0) {
-      throw BufferError("register_memory '" + name + "': the pointer is not aligned to a float (4 bytes)");
-    }
+    check_registration(ptr, words, name);
     std::lock_guard<CoreMutex> lock(core_->m);
     const uint64_t bus = words > 0 ? core_->t->map_foreign(ptr, words * 4, name) : 0;
     return add(std::make_shared<CoreBuffer>(core_, ptr, bus, words, access, name, std::nullopt));

@@ -21,6 +21,10 @@ int Capabilities::max_resident_hidden(CellKind cell) const {
   return engine::max_resident_hidden(driver::engine_cell(cell), num_pe, weight_depth, max_hidden);
 }
 
+void Capabilities::check_layer(CellKind cell, int hidden) const {
+  driver::check_shape(LayerShape{cell, hidden, 1, 1, {}}, *this, "layer");
+}
+
 std::string Capabilities::model_uri() const {
   return "model://?pes=" + std::to_string(num_pe) + "&chains=" + std::to_string(num_chains) +
          "&hidden=" + std::to_string(max_hidden) + "&batch=" + std::to_string(max_batch) +

@@ -38,6 +38,17 @@ inline void check_buffer_words(size_t words, const std::string& call, const std:
   }
 }
 
+// What register_memory takes on every device: a size as above, a pointer
+// (where there are words) on a float boundary (a core moves whole words; off
+// one, its DMA faulted on the driver's own descriptor).
+inline void check_registration(const float* ptr, size_t words, const std::string& name) {
+  check_buffer_words(words, "register_memory", name);
+  if (ptr == nullptr && words > 0) throw BufferError("register_memory '" + name + "': null pointer");
+  if (reinterpret_cast<uintptr_t>(ptr) % alignof(float) != 0) {
+    throw BufferError("register_memory '" + name + "': the pointer is not aligned to a float (4 bytes)");
+  }
+}
+
 // The engine model's names for a layer (its Config drives the packed order).
 inline engine::Cell engine_cell(CellKind cell) {
   return cell == CellKind::kLstm ? engine::Cell::kLstm : engine::Cell::kGru;

@@ -182,11 +182,7 @@ class ModelDevice final : public Device {
     }
   }
   BufferPtr register_memory(float* ptr, size_t words, Access access, const std::string& name) override {
-    check_buffer_words(words, "register_memory", name);
-    if (ptr == nullptr && words > 0) throw BufferError("register_memory '" + name + "': null pointer");
-    if (reinterpret_cast<uintptr_t>(ptr) % alignof(float) != 0) {
-      throw BufferError("register_memory '" + name + "': the pointer is not aligned to a float (4 bytes)");
-    }
+    check_registration(ptr, words, name);
     return std::make_shared<ModelBuffer>(reg_, ptr, words, access, name);
   }
   void unregister(const BufferPtr& buffer) override {

@@ -58,8 +58,9 @@ double beats_per_cycle(double bytes_per_s, double clock_hz) {
 }
 
 uint64_t cycles_of(double ns, double clock_hz) {
+  constexpr uint64_t kSaturated = uint64_t{1} << 62;  // beyond any run; room left to add it to a cycle count
   const double c = std::round(ns * 1e-9 * clock_hz);
-  if (!(c < 9.0e18)) return uint64_t{9'000'000'000'000'000'000u};  // beyond any run (and NaN): saturated
+  if (!(c < static_cast<double>(kSaturated))) return kSaturated;  // and NaN
   return std::max<uint64_t>(1, static_cast<uint64_t>(std::max(0.0, c)));
 }
 

@@ -171,6 +171,9 @@ RnnStack::RnnStack(const StackConfig& config, Device& device, Backend& backend, 
     : cfg_(config), dev_(device), be_(backend), trace_(trace), impl_(std::make_unique<Impl>()) {
   cfg_.validate();
   const int G = gate_count(cfg_.cell), H = cfg_.hidden, D = cfg_.directions();
+  // Before anything is allocated for the layers (--hidden 100000 once ran the
+  // host out of memory before the device refused the layer).
+  dev_.caps().check_layer(cfg_.cell, H);
   for (int l = 0; l < cfg_.layers; ++l) {
     const int in = l == 0 ? cfg_.input : D * H;
     for (int d = 0; d < D; ++d) {

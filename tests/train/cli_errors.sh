@@ -76,7 +76,7 @@ expect "excludes --x" train --x "$ref/x.npy" --y "$ref/x.npy" --steps 10 --hidde
 # device cannot hold is refused before anything is allocated for it.
 expect "--plot $tmp/nodir/p.svg: cannot write into $tmp/nodir" train --task sine --hidden 4 --epochs 1 \
   --plot "$tmp/nodir/p.svg" --checkpoint "$tmp/out.st"
-expect "--hidden 100000 is above what model:// holds resident" train --task sine --hidden 100000 --epochs 1 \
+expect "hidden 2000 is above the device's maximum 1024" train --task sine --hidden 2000 --epochs 1 \
   --checkpoint "$tmp/out.st"
 expect "outputs must be from 1 to 1048576" train --task sine --hidden 4 --epochs 1 --outputs 2000000000 \
   --checkpoint "$tmp/out.st"

@@ -83,12 +83,11 @@ std::vector<int> read_lengths(const std::string& path, int count) {
 void check_output_path(const std::string& path, const std::string& flag) {
   if (path.empty()) return;
   const std::filesystem::path p(path);
-  std::error_code dir_ec;
-  if (std::filesystem::is_directory(p, dir_ec)) {
+  std::error_code ec;  // a path that cannot be inspected counts as no folder
+  if (std::filesystem::is_directory(p, ec)) {
     throw std::invalid_argument(flag + " " + path + ": is a folder; give a file name");
   }
   const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
-  std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec) || access(dir.c_str(), W_OK) != 0) {
     throw std::invalid_argument(flag + " " + path + ": cannot write into " + dir.string() +
                                 " (does the folder exist?)");
@@ -293,14 +292,6 @@ int cmd_train(const ModelFlags& m, TrainConfig cfg, const TrainFlags& f, const s
   cfg.validate();
   auto backend = make_backend(f.backend, f.threads);
   auto dev = Device::open(uri);
-  // The layer must stay resident on the device: checked before the trainer
-  // allocates parameters and buffers for it (a typo like --hidden 100000
-  // once ran out of memory first).
-  const int resident = dev->caps().max_resident_hidden(cfg.stack.cell);
-  if (cfg.stack.hidden > resident) {
-    throw std::invalid_argument("--hidden " + std::to_string(cfg.stack.hidden) + " is above what " + uri +
-                                " holds resident for this cell (" + std::to_string(resident) + ")");
-  }
   Trace trace;
   Trainer trainer(cfg, *dev, *backend, f.trace.empty() ? nullptr : &trace);
   trainer.check_dataset(data, source);

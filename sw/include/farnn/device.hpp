@@ -155,6 +155,10 @@ struct Capabilities {
   double clock_mhz = 0;            // 0: the device reports no time (the model)
   // Largest hidden size whose recurrent weights fit one bank.
   int max_resident_hidden(CellKind cell) const;
+  // Throws what a LOAD of such a layer would (CapacityError: above the
+  // maximum hidden size, or weights that do not fit a bank), before anything
+  // is allocated for it.
+  void check_layer(CellKind cell, int hidden) const;
   // The bit-accurate model of this device: model:// with its PEs, chains,
   // limits, banks, depth and FORWARD records (results bit-identical to the device's).
   std::string model_uri() const;
