@@ -390,8 +390,12 @@ struct Core : std::enable_shared_from_this<Core> {
       if (st == 0xffffffffu) throw LinkError(where() + ": " + why + ": registers read all ones during a soft reset");
       if (!(st & (cr::kStatusResettingMask | cr::kStatusHaltedMask | cr::kStatusBusyMask))) break;
       if (t->now() - start > kResetLimit) {
-        throw DeviceError(where() + ": " + why + ": the core did not finish its soft reset (STATUS " + hex(st) +
-                          "); power-cycle or reprogram the card");
+        // The core ends a soft reset once every DMA beat it has issued is
+        // answered: a link or host that holds one back holds the reset.
+        throw TimeoutError(where() + ": " + why + ": the core did not finish its soft reset within " +
+                           std::to_string(kResetLimit.count() / 1000000) + " ms (STATUS " + hex(st) +
+                           "): it waits for host-memory accesses the link has not answered; call reset() again "
+                           "once the link moves, and power-cycle or reprogram the card only if it never finishes");
       }
       t->wait_interrupt(0, kSlice);
     }
@@ -598,8 +602,14 @@ struct Core : std::enable_shared_from_this<Core> {
     std::ostringstream os;
     os << (pending.empty() ? std::string("descriptor ") + std::to_string(desc) : pending.front().job->what())
        << ": the " << where() << " failed it with " << cr::to_string(err) << " (" << cr::describe(err) << ")";
+    // The engine's faults (its watchdog, its refusals) name the stream it
+    // waited on or refused but log no address; a WAIT's watchdog logs the word it polled.
+    const bool engine_fault = kind == cr::FaultKind::kEngine ||
+                              (kind == cr::FaultKind::kTimeout && stream != cr::Stream::kWaitPoll);
     if (kind != cr::FaultKind::kNone && stream == cr::Stream::kNone) {
       os << "; " << cr::to_string(kind);  // no stream: no address to name
+    } else if (kind != cr::FaultKind::kNone && engine_fault) {
+      os << "; " << cr::to_string(kind) << " on stream " << cr::to_string(stream) << " (the engine's fault: no address)";
     } else if (kind != cr::FaultKind::kNone) {
       os << "; " << cr::to_string(kind) << " on stream " << cr::to_string(stream) << " at " << hex(addr) << " ("
          << locate(addr, stream == cr::Stream::kGateStore) << ")";
@@ -992,20 +1002,13 @@ class CoreDevice final : public Device {
     return core_->opt.fault_armed();
   }
 
-  std::vector<SelfCheck> self_test() override {
-    std::vector<SelfCheck> checks;
-    const auto check = [&](const std::string& name, const std::function<std::string()>& body) {
-      SelfCheck c{name, false, ""};
-      try {
-        c.detail = body();
-        c.ok = true;
-      } catch (const std::exception& e) {
-        c.detail = e.what();
-        reset();  // each check starts from a working device
-      }
-      checks.push_back(c);
+  // The core's own checks in front of every device's layer checks.
+  std::vector<NamedCheck> self_checks() override {
+    std::vector<NamedCheck> checks;
+    const auto check = [&](const std::string& name, std::function<std::string()> body) {
+      checks.push_back({name, std::move(body)});
     };
-    check("scratch register", [&] {
+    check("scratch register", [this] {
       std::lock_guard<CoreMutex> lock(core_->m);
       for (uint32_t v : {0xa5a5a5a5u, 0x5a5a5a5au, 0xffffffffu, 0x00000000u, 0x12345678u}) {
         core_->wr(cr::kRegScratch, v);
@@ -1014,9 +1017,11 @@ class CoreDevice final : public Device {
       }
       return std::string("5 patterns written and read back");
     });
-    // A host word the core writes (SIGNAL), then waits on (WAIT polls it): both directions of the host master.
-    BufferPtr word = alloc(16, Access::kReadWrite, "selftest word");
-    check("DMA write (SIGNAL to host memory)", [&] {
+    // A host word the core writes (SIGNAL), then one it waits on (WAIT polls
+    // it): both directions of the host master. Each check has a buffer of its
+    // own, so a fault that takes one's page away fails that check alone.
+    check("DMA write (SIGNAL to host memory)", [this] {
+      BufferPtr word = alloc(16, Access::kReadWrite, "selftest SIGNAL word");
       cr::Descriptor d;
       d.op = cr::Op::kSignal;
       d.addr0 = word->bus_address();
@@ -1027,7 +1032,8 @@ class CoreDevice final : public Device {
       if (got != d.value) throw DeviceError("the word reads " + hex(got) + ", expected " + hex(d.value));
       return "the core wrote " + hex(d.value) + " at " + hex(d.addr0);
     });
-    check("DMA read (WAIT on a host word)", [&] {
+    check("DMA read (WAIT on a host word)", [this] {
+      BufferPtr word = alloc(16, Access::kReadWrite, "selftest WAIT word");
       const uint32_t v = 0x00abcdefu;
       std::memcpy(word->data() + 1, &v, 4);
       cr::Descriptor d;
@@ -1038,7 +1044,7 @@ class CoreDevice final : public Device {
       run_raw(d, "WAIT");
       return "the core read " + hex(v) + " at " + hex(d.addr0);
     });
-    check("window refusal", [&] {
+    check("window refusal", [this] {
       cr::Descriptor d;
       d.op = cr::Op::kSignal;
       d.addr0 = 0x40;  // below every mapping: in no window
@@ -1046,14 +1052,12 @@ class CoreDevice final : public Device {
       try {
         run_raw(d, "SIGNAL outside the windows");
       } catch (const DmaError& e) {
-        reset();
         if (std::string(e.what()).find("ERR_WINDOW") == std::string::npos) throw;
-        return std::string("a write to 0x40 was refused with ERR_WINDOW; the core recovered");
+        return std::string("a write to 0x40 was refused with ERR_WINDOW");
       }
       throw DeviceError("a write to 0x40, outside every window, was not refused");
     });
-    word.reset();
-    for (SelfCheck& c : Device::self_test()) checks.push_back(c);
+    for (NamedCheck& c : Device::self_checks()) checks.push_back(std::move(c));
     return checks;
   }
 

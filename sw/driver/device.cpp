@@ -90,88 +90,138 @@ void Device::inject_fault(const FaultPlan& plan) {
 
 namespace {
 
-// One small layer through `dev`, bit for bit against the engine model.
-Device::SelfCheck layer_check(Device& dev, CellKind cell) {
+// One small layer through `dev`, bit for bit against the engine model: the
+// verdict line, or a DeviceError naming the first word that differs.
+std::string layer_check(Device& dev, CellKind cell) {
   const Capabilities& c = dev.caps();
-  Device::SelfCheck r{std::string(cell == CellKind::kLstm ? "LSTM" : "GRU") + " FORWARD+BACKWARD", false, ""};
-  try {
-    LayerShape s;
-    s.cell = cell;
-    s.hidden = std::min(8, c.max_resident_hidden(cell));
-    s.batch = std::min(2, c.max_batch);
-    s.steps = 3;
-    if (s.batch == 2) s.lengths = {3, 2};
-    const size_t G = s.gates(), H = s.hidden, S = s.packed_steps(), B = s.batch, W = state_words(cell);
-    uint32_t x = 0x2545f491u;  // xorshift: the same data on every device
-    const auto fill = [&](size_t n, float bound) {
-      std::vector<uint32_t> w(n);
-      for (auto& v : w) {
-        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-        const float f = bound * (static_cast<float>(x % 20001u) / 10000.0f - 1.0f);
-        std::memcpy(&v, &f, 4);
-      }
-      return w;
-    };
-    engine::Weights wt{fill(G * H * H, 0.35f), fill(G * H, 0.5f)};
-    const auto xp = fill(S * H * G, 1.0f), si = fill(B * H * W, 0.5f), dh = fill(S * H, 1.0f), carry = fill(B * H, 0.5f);
-    const engine::Config cfg = driver::engine_config(s, c.num_pe, c.num_chains);
-    const auto fw = engine::forward(cfg, wt, xp, si);
-    const auto bw = engine::backward(cfg, wt, fw.records, dh, carry);
-    const auto put = [&](const std::vector<uint32_t>& w, const char* name) {
-      BufferPtr b = dev.alloc(w.size(), Access::kRead, name);
-      std::memcpy(b->data(), w.data(), 4 * w.size());
-      return b;
-    };
-    const auto get = [](const BufferPtr& b) {
-      std::vector<uint32_t> w(b->size());
-      std::memcpy(w.data(), b->data(), 4 * w.size());
-      return w;
-    };
-    BufferPtr w_hh = put(wt.w_hh, "w_hh"), b_hh = put(wt.b_hh, "b_hh"), bx = put(xp, "xp"), bs = put(si, "state_in");
-    BufferPtr bdh = put(dh, "dh"), bc = put(carry, "carry");
-    BufferPtr h = dev.alloc(S * H, Access::kWrite, "h"), so = dev.alloc(B * H * W, Access::kWrite, "state_out");
-    BufferPtr delta = dev.alloc(S * H * kDeltaWords, Access::kWrite, "delta");
-    BufferPtr ds = dev.alloc(B * H * W, Access::kWrite, "dstate");
-    GateStorePtr store = dev.alloc_gate_store(s);
-    dev.load(0, s, {w_hh}, {b_hh})->wait(std::chrono::seconds(60));
-    dev.forward({s, 0, {bx}, {bs}, {h}, {so}, store})->wait(std::chrono::seconds(60));
-    dev.backward({s, 0, store, {bdh}, {bc}, {delta}, {ds}})->wait(std::chrono::seconds(60));
-    const struct {
-      const char* name;
-      std::vector<uint32_t> got, want;
-    } outs[] = {{"h", get(h), fw.h}, {"final state", get(so), fw.state_out}, {"delta", get(delta), bw.delta},
-                {"dstate", get(ds), bw.state_out}};
-    size_t words = 0;
-    for (const auto& o : outs) {
-      for (size_t i = 0; i < o.want.size(); ++i) {
-        if (o.got[i] != o.want[i]) {
-          r.detail = s.describe() + ": " + o.name + " word " + std::to_string(i) + " differs from the model";
-          return r;
-        }
-      }
-      words += o.want.size();
+  LayerShape s;
+  s.cell = cell;
+  s.hidden = std::min(8, c.max_resident_hidden(cell));
+  s.batch = std::min(2, c.max_batch);
+  s.steps = 3;
+  if (s.batch == 2) s.lengths = {3, 2};
+  const size_t G = s.gates(), H = s.hidden, S = s.packed_steps(), B = s.batch, W = state_words(cell);
+  uint32_t x = 0x2545f491u;  // xorshift: the same data on every device
+  const auto fill = [&](size_t n, float bound) {
+    std::vector<uint32_t> w(n);
+    for (auto& v : w) {
+      x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+      const float f = bound * (static_cast<float>(x % 20001u) / 10000.0f - 1.0f);
+      std::memcpy(&v, &f, 4);
     }
-    r.ok = true;
-    r.detail = s.describe() + ": " + std::to_string(words) + " output words bit-exact with the engine model";
-  } catch (const std::exception& e) {
-    r.detail = e.what();
+    return w;
+  };
+  engine::Weights wt{fill(G * H * H, 0.35f), fill(G * H, 0.5f)};
+  const auto xp = fill(S * H * G, 1.0f), si = fill(B * H * W, 0.5f), dh = fill(S * H, 1.0f), carry = fill(B * H, 0.5f);
+  const engine::Config cfg = driver::engine_config(s, c.num_pe, c.num_chains);
+  const auto fw = engine::forward(cfg, wt, xp, si);
+  const auto bw = engine::backward(cfg, wt, fw.records, dh, carry);
+  const auto put = [&](const std::vector<uint32_t>& w, const char* name) {
+    BufferPtr b = dev.alloc(w.size(), Access::kRead, name);
+    std::memcpy(b->data(), w.data(), 4 * w.size());
+    return b;
+  };
+  const auto get = [](const BufferPtr& b) {
+    std::vector<uint32_t> w(b->size());
+    std::memcpy(w.data(), b->data(), 4 * w.size());
+    return w;
+  };
+  BufferPtr w_hh = put(wt.w_hh, "w_hh"), b_hh = put(wt.b_hh, "b_hh"), bx = put(xp, "xp"), bs = put(si, "state_in");
+  BufferPtr bdh = put(dh, "dh"), bc = put(carry, "carry");
+  BufferPtr h = dev.alloc(S * H, Access::kWrite, "h"), so = dev.alloc(B * H * W, Access::kWrite, "state_out");
+  BufferPtr delta = dev.alloc(S * H * kDeltaWords, Access::kWrite, "delta");
+  BufferPtr ds = dev.alloc(B * H * W, Access::kWrite, "dstate");
+  GateStorePtr store = dev.alloc_gate_store(s);
+  dev.load(0, s, {w_hh}, {b_hh})->wait(std::chrono::seconds(60));
+  dev.forward({s, 0, {bx}, {bs}, {h}, {so}, store})->wait(std::chrono::seconds(60));
+  dev.backward({s, 0, store, {bdh}, {bc}, {delta}, {ds}})->wait(std::chrono::seconds(60));
+  const struct {
+    const char* name;
+    std::vector<uint32_t> got, want;
+  } outs[] = {{"h", get(h), fw.h}, {"final state", get(so), fw.state_out}, {"delta", get(delta), bw.delta},
+              {"dstate", get(ds), bw.state_out}};
+  size_t words = 0;
+  for (const auto& o : outs) {
+    for (size_t i = 0; i < o.want.size(); ++i) {
+      if (o.got[i] != o.want[i]) {
+        throw DeviceError(s.describe() + ": " + o.name + " word " + std::to_string(i) + " differs from the model");
+      }
+    }
+    words += o.want.size();
   }
-  return r;
+  return s.describe() + ": " + std::to_string(words) + " output words bit-exact with the engine model";
 }
 
 }  // namespace
 
-std::vector<Device::SelfCheck> Device::self_test() {
-  std::vector<SelfCheck> checks;
+std::vector<Device::NamedCheck> Device::self_checks() {
+  std::vector<NamedCheck> checks;
   for (CellKind cell : {CellKind::kLstm, CellKind::kGru}) {
     if (!(cell == CellKind::kLstm ? caps().lstm : caps().gru)) continue;
-    checks.push_back(layer_check(*this, cell));
-    reset();  // each check starts from a working device
+    checks.push_back({std::string(cell == CellKind::kLstm ? "LSTM" : "GRU") + " FORWARD+BACKWARD",
+                      [this, cell] { return layer_check(*this, cell); }});
   }
   return checks;
 }
 
+std::vector<Device::SelfCheck> Device::self_test() {
+  std::vector<SelfCheck> verdicts;
+  std::string stuck;  // why the device did not recover, once a reset failed
+  for (const NamedCheck& c : self_checks()) {
+    SelfCheck v{c.name, false, ""};
+    if (!stuck.empty()) {
+      v.detail = "not run: " + stuck;
+      verdicts.push_back(v);
+      continue;
+    }
+    try {
+      v.detail = c.run();
+      v.ok = true;
+    } catch (const std::exception& e) {
+      v.detail = e.what();
+    }
+    try {
+      reset();  // the next check starts from a working device
+    } catch (const std::exception& e) {
+      stuck = "the reset after check '" + c.name + "' failed";
+      v.ok = false;
+      v.detail += "; the device did not recover: " + std::string(e.what());
+    }
+    verdicts.push_back(v);
+  }
+  return verdicts;
+}
+
 namespace driver {
+namespace {
+
+// %XX escapes (two hex digits) replaced by their byte; a '%' without two
+// hex digits after it is refused.
+std::string percent_decoded(const std::string& v, const std::string& uri) {
+  const auto hex_digit = [](char ch) -> int {
+    if (ch >= '0' && ch <= '9') return ch - '0';
+    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
+    return -1;
+  };
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i] != '%') {
+      out += v[i];
+      continue;
+    }
+    const int hi = i + 2 < v.size() ? hex_digit(v[i + 1]) : -1, lo = hi >= 0 ? hex_digit(v[i + 2]) : -1;
+    if (lo < 0) {
+      throw UnavailableError("'" + uri + "': '" + v.substr(i, 3) + "' in '" + v +
+                             "' is not a percent escape (% and two hex digits; %25 is a '%')");
+    }
+    out += static_cast<char>(hi * 16 + lo);
+    i += 2;
+  }
+  return out;
+}
+
+}  // namespace
 
 Uri Uri::parse(const std::string& text) {
   Uri u;
@@ -186,16 +236,23 @@ Uri Uri::parse(const std::string& text) {
   const size_t q = rest.find('?');
   u.target = rest.substr(0, q);
   if (q == std::string::npos) return u;
-  std::istringstream options(rest.substr(q + 1));
-  std::string item;
-  while (std::getline(options, item, '&')) {
+  // key=value items split at '&', every one of them (an empty item, from a
+  // '&' at either end or doubled, is refused alike); a value is
+  // percent-decoded, so a trace= path may hold '&', '?', '=' or '%'.
+  const std::string query = rest.substr(q + 1);
+  for (size_t from = 0;;) {
+    const size_t amp = query.find('&', from);
+    const std::string item = query.substr(from, amp == std::string::npos ? std::string::npos : amp - from);
     const size_t eq = item.find('=');
-    if (item.empty() || eq == std::string::npos || eq == 0) {
+    if (item.empty()) throw UnavailableError("'" + text + "': an empty option (a stray '&' or '?')");
+    if (eq == std::string::npos || eq == 0) {
       throw UnavailableError("'" + text + "': option '" + item + "' is not key=value");
     }
     const std::string key = item.substr(0, eq);
     if (u.options.count(key)) throw UnavailableError("'" + text + "': option '" + key + "' given twice");
-    u.options[key] = item.substr(eq + 1);
+    u.options[key] = percent_decoded(item.substr(eq + 1), text);
+    if (amp == std::string::npos) break;
+    from = amp + 1;
   }
   return u;
 }

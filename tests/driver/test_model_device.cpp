@@ -41,6 +41,14 @@ TEST(ModelDevice, RefusesBadUris) {
   expect_error<UnavailableError>([] { Device::open("model"); }, "not a device URI");
   expect_error<UnavailableError>([] { Device::open("model://?pes"); }, "not key=value");
   expect_error<UnavailableError>([] { Device::open("model://?pes=2&pes=4"); }, "given twice");
+  // A stray '&' at either end or doubled is refused alike (a trailing one was taken).
+  for (const char* u : {"model://?pes=2&", "model://?&pes=2", "model://?pes=2&&hidden=8", "model://?"}) {
+    expect_error<UnavailableError>([u] { Device::open(u); }, "an empty option (a stray '&' or '?')");
+  }
+  // Values are percent-decoded (%34 is '4'); a bad escape is refused.
+  EXPECT_EQ(Device::open("model://?pes=%34")->caps().num_pe, 4);
+  expect_error<UnavailableError>([] { Device::open("model://?pes=4%2"); }, "'%2' in '4%2' is not a percent escape");
+  expect_error<UnavailableError>([] { Device::open("model://?pes=%g4"); }, "'%g4' in '%g4' is not a percent escape");
   expect_error<UnavailableError>([] { Device::open("model://card0"); }, "takes no target");
   expect_error<InvalidArgumentError>([] { Device::open("model://?pes=0"); }, "pes=0 must be an integer from 1 to 65536");
   expect_error<InvalidArgumentError>([] { Device::open("model://?pes=4x"); }, "pes=4x must be an integer from 1");

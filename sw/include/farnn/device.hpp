@@ -61,6 +61,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -368,19 +369,31 @@ class Device {
   // Every device: one small LOAD+FORWARD+BACKWARD each of LSTM and GRU,
   // bit for bit against the engine model. A core adds the scratch register,
   // DMA through the host master both ways, and the refusal of an address
-  // outside the windows. Leaves the device reset.
+  // outside the windows. Each check starts from a reset device; once a
+  // reset fails, the checks left report "not run" and why. Leaves the
+  // device reset.
   struct SelfCheck {
     std::string name;
     bool ok = false;
     std::string detail;
   };
-  virtual std::vector<SelfCheck> self_test();
+  std::vector<SelfCheck> self_test();
   // Lines for `farnn info`: link, registers, ring and window state (a device
   // without them returns its description only).
   virtual std::vector<std::string> status_report() { return {caps().description}; }
   // Drops queued commands (they fail with NotRunError), clears a failed state
   // and the banks; buffers and gate stores stay valid.
   virtual void reset() = 0;
+
+ protected:
+  // One bring-up check: its name and a body that returns the verdict line or throws.
+  struct NamedCheck {
+    std::string name;
+    std::function<std::string()> run;
+  };
+  // The checks self_test() runs, in order: every device's layer checks; a
+  // core puts its own in front.
+  virtual std::vector<NamedCheck> self_checks();
 };
 
 }  // namespace farnn
