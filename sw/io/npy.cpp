@@ -1,4 +1,5 @@
-// NumPy .npy reader and writer for float32 ('<f4') arrays in C order.
+// NumPy .npy reader and writer for float32 ('<f4') arrays in C order (the
+// reader also takes integer arrays of whole numbers where asked).
 // Layout: "\x93NUMPY", version (major, minor), header length (u16 LE for 1.0,
 // u32 LE for 2.0 / 3.0), header text, data. The header is a Python dict
 // literal such as "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }"
@@ -170,9 +171,18 @@ class HeaderParser {
   size_t pos_ = 0;
 };
 
+struct IntegerDtype {
+  const char* descr;
+  size_t bytes;
+  bool is_signed;
+};
+constexpr IntegerDtype kIntegerDtypes[] = {{"|i1", 1, true}, {"|u1", 1, false}, {"<i2", 2, true}, {"<u2", 2, false},
+                                           {"<i4", 4, true}, {"<u4", 4, false}, {"<i8", 8, true}, {"<u8", 8, false}};
+constexpr int64_t kExactInFloat = int64_t{1} << 24;
+
 }  // namespace
 
-Tensor parse_npy(std::string_view bytes, const std::string& source) {
+Tensor parse_npy(std::string_view bytes, const std::string& source, NpyValues values) {
   if (bytes.substr(0, kMagic.size()) != kMagic.substr(0, bytes.size())) {
     fail(source, "not a .npy file (bad magic '" + printable(bytes.substr(0, kMagic.size())) +
                      "', expected '\\x93NUMPY')");
@@ -202,11 +212,20 @@ Tensor parse_npy(std::string_view bytes, const std::string& source) {
   if (text.empty() || text.back() != '\n') fail(source, "header does not end with a newline");
   const Header h = HeaderParser(text.substr(0, text.size() - 1), source).parse();
 
+  // Whole numbers (lengths, class indices) may also come as the integer
+  // dtypes NumPy and PyTorch save them in: little-endian or one byte.
+  const IntegerDtype* integer = nullptr;
+  if (values == NpyValues::kWholeNumbers) {
+    for (const IntegerDtype& d : kIntegerDtypes) {
+      if (h.descr == d.descr) integer = &d;
+    }
+  }
   if (h.descr == ">f4") {
     fail(source, "dtype '>f4' is big-endian, expected '<f4' (float32 little-endian)");
   }
-  if (h.descr != "<f4") {
-    fail(source, "dtype '" + printable(h.descr) + "' is not supported, expected '<f4' (float32)");
+  if (h.descr != "<f4" && !integer) {
+    fail(source, "dtype '" + printable(h.descr) + "' is not supported, expected '<f4' (float32)" +
+                     (values == NpyValues::kWholeNumbers ? " or a little-endian integer ('<i8', '<i4', ...)" : ""));
   }
   if (h.fortran_order) fail(source, "Fortran order is not supported, save with C order");
   Tensor t{h.shape, {}};
@@ -214,18 +233,37 @@ Tensor parse_npy(std::string_view bytes, const std::string& source) {
   if (!numel) fail(source, "element count of shape " + t.shape_string() + " overflows");
 
   const std::string_view data = bytes.substr(prefix + header_length);
-  const uint64_t expected = *numel * sizeof(float);
+  const size_t word = integer ? integer->bytes : sizeof(float);
+  if (*numel > UINT64_MAX / word) fail(source, "element count of shape " + t.shape_string() + " overflows");
+  const uint64_t expected = *numel * word;
   const std::string sizes = "shape " + t.shape_string() + " expected " + std::to_string(expected) +
                             " bytes of data, file has " + std::to_string(data.size());
   if (data.size() < expected) fail(source, "truncated: " + sizes);
   if (data.size() > expected) fail(source, "trailing bytes after the data: " + sizes);
   t.data.resize(*numel);
-  if (expected) std::memcpy(t.data.data(), data.data(), expected);
+  if (!integer) {
+    if (expected) std::memcpy(t.data.data(), data.data(), expected);
+    return t;
+  }
+  for (size_t i = 0; i < t.data.size(); ++i) {
+    uint64_t raw = 0;
+    std::memcpy(&raw, data.data() + i * word, word);  // little-endian host
+    int64_t v = static_cast<int64_t>(raw);
+    if (integer->is_signed && word < 8 && (raw >> (8 * word - 1)) != 0) v -= int64_t{1} << (8 * word);
+    const bool too_big = integer->is_signed || word < 8 ? (v > kExactInFloat || v < -kExactInFloat)
+                                                        : raw > static_cast<uint64_t>(kExactInFloat);
+    if (too_big) {
+      fail(source, "element " + std::to_string(i) + " (" +
+                       (integer->is_signed ? std::to_string(v) : std::to_string(raw)) +
+                       ") is beyond 2^24, which float32 does not hold exactly");
+    }
+    t.data[i] = static_cast<float>(v);
+  }
   return t;
 }
 
-Tensor read_npy(const std::string& path) {
-  return parse_npy(detail::read_file(path), path);
+Tensor read_npy(const std::string& path, NpyValues values) {
+  return parse_npy(detail::read_file(path), path, values);
 }
 
 std::string serialize_npy(const Tensor& t) {

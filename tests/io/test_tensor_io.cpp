@@ -484,6 +484,44 @@ TEST(NpyRejects, DtypeNotFloat32) {
               {"dtype '<i4' is not supported"});
 }
 
+// Lengths and class indices (kWholeNumbers) may come as integers: each
+// little-endian or one-byte integer dtype is read as its float value, within
+// +-2^24 (float32 holds those exactly); float32 still reads as before.
+TEST(Npy, WholeNumbersFromIntegerDtypes) {
+  const auto whole = [](const std::string& bytes) { return parse_npy(bytes, kNpy, NpyValues::kWholeNumbers); };
+  const struct {
+    const char* descr;
+    size_t bytes;
+  } dtypes[] = {{"|i1", 1}, {"|u1", 1}, {"<i2", 2}, {"<u2", 2}, {"<i4", 4}, {"<u4", 4}, {"<i8", 8}, {"<u8", 8}};
+  for (const auto& d : dtypes) {
+    const Tensor t = whole(npy_file(npy_dict("(3,)", d.descr), le(0, d.bytes) + le(7, d.bytes) + le(100, d.bytes)));
+    EXPECT_EQ(t.shape, std::vector<int64_t>{3}) << d.descr;
+    EXPECT_EQ(t.data, (std::vector<float>{0, 7, 100})) << d.descr;
+  }
+  // Sign extension: -5 in each signed width.
+  EXPECT_EQ(whole(npy_file(npy_dict("(1,)", "|i1"), le(0xfb, 1))).data, std::vector<float>{-5});
+  EXPECT_EQ(whole(npy_file(npy_dict("(1,)", "<i2"), le(0xfffb, 2))).data, std::vector<float>{-5});
+  EXPECT_EQ(whole(npy_file(npy_dict("(1,)", "<i4"), le(0xfffffffb, 4))).data, std::vector<float>{-5});
+  EXPECT_EQ(whole(npy_file(npy_dict("(1,)", "<i8"), le(~uint64_t{4}, 8))).data, std::vector<float>{-5});
+  // +-2^24 are exact; one more is not; a u8 past 2^63 is not negative.
+  EXPECT_EQ(whole(npy_file(npy_dict("(1,)", "<i4"), le(1u << 24, 4))).data, std::vector<float>{16777216.0f});
+  expect_format_error([&] { whole(npy_file(npy_dict("(2,)", "<i4"), le(1, 4) + le((1u << 24) + 1, 4))); }, kNpy,
+                      {"element 1 (16777217) is beyond 2^24"});
+  EXPECT_EQ(whole(npy_file(npy_dict("(1,)", "<i8"), le(~uint64_t{0} << 24, 8))).data, std::vector<float>{-16777216.0f});
+  expect_format_error([&] { whole(npy_file(npy_dict("(1,)", "<i8"), le((~uint64_t{0} << 24) - 1, 8))); }, kNpy,
+                      {"element 0 (-16777217) is beyond 2^24"});
+  expect_format_error([&] { whole(npy_file(npy_dict("(1,)", "<u8"), le(uint64_t{1} << 63, 8))); }, kNpy,
+                      {"element 0 (9223372036854775808) is beyond 2^24"});
+  // Sizes follow the dtype; float32 is unchanged; others are still refused.
+  expect_format_error([&] { whole(npy_file(npy_dict("(2,)", "<i8"), std::string(12, '\0'))); }, kNpy,
+                      {"truncated: shape (2,) expected 16 bytes of data, file has 12"});
+  EXPECT_EQ(whole(npy_file(npy_dict("(1,)"), le(0x40400000, 4))).data, std::vector<float>{3.0f});
+  expect_format_error([&] { whole(npy_file(npy_dict("(1,)", "<f8"), std::string(8, '\0'))); }, kNpy,
+                      {"dtype '<f8' is not supported, expected '<f4' (float32) or a little-endian integer"});
+  expect_format_error([&] { whole(npy_file(npy_dict("(1,)", ">i4"), std::string(4, '\0'))); }, kNpy,
+                      {"dtype '>i4' is not supported"});
+}
+
 TEST(NpyRejects, BigEndian) {
   npy_rejects(npy_file(npy_dict("(1,)", ">f4"), std::string(4, '\0')),
               {"dtype '>f4' is big-endian, expected '<f4'"});
@@ -716,9 +754,15 @@ TEST(Fuzz, MutatedFilesParseOrThrowFormatError) {
       serialize_npy({{2, 3}, {1, 2, 3, 4, 5, 6}}), serialize_npy({{}, {1}}),
       npy_file(R"({"shape": (1, 1), "descr": "<f4", "fortran_order": False})", std::string(4, '\0'),
                2)};
+  const auto npy_float32 = [](const std::string& bytes, const std::string& source) { return parse_npy(bytes, source); };
   for (const std::string& f : npy_files) {
-    fuzz.run(f, 8, f[6] == 1 ? 2 : 4, 8000, parse_npy);
+    fuzz.run(f, 8, f[6] == 1 ? 2 : 4, 8000, npy_float32);
   }
+  // Whole numbers: an int64 file (lengths as NumPy saves them), read as integers.
+  const auto npy_whole = [](const std::string& bytes, const std::string& source) {
+    return parse_npy(bytes, source, NpyValues::kWholeNumbers);
+  };
+  fuzz.run(npy_file(npy_dict("(3,)", "<i8"), le(3, 8) + le(2, 8) + le(1, 8)), 8, 2, 8000, npy_whole);
 
   std::cout << "[   FUZZ   ] seed " << seed
             << " (set FARNN_FUZZ_SEED to change): " << fuzz.mutations() << " mutated files, "

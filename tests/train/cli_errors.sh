@@ -28,6 +28,16 @@ expect() {
 printf '[train]\ntask = "sine"\nhidden = 3\nepoch = 3\n' > "$tmp/typo.toml"
 expect "train.epoch" train --config "$tmp/typo.toml" --loss-csv "$tmp/out.csv"
 expect "was not readable" train --config "$tmp/missing.toml" --loss-csv "$tmp/out.csv"
+# Malformed lines are named by file and line (CLI11 said "INI was not able to parse").
+printf '[train]\ntask = "sine\n' > "$tmp/quote.toml"
+expect "--config $tmp/quote.toml: line 2: a quoted value must end with its quote" train --config "$tmp/quote.toml" \
+  --loss-csv "$tmp/out.csv"
+printf '[train\n' > "$tmp/section.toml"
+expect "--config $tmp/section.toml: line 1: a section is [name]" train --config="$tmp/section.toml" \
+  --loss-csv "$tmp/out.csv"
+printf '# runs\n\nhidden 3\n' > "$tmp/noeq.toml"
+expect "--config $tmp/noeq.toml: line 3: expected key = value: hidden 3" train --config "$tmp/noeq.toml" \
+  --loss-csv "$tmp/out.csv"
 grad=(grad --weights "$ref/W.safetensors" --input "$ref/x.npy" --grad-output "$ref/dy.npy" --out "$tmp/out.st")
 expect "cannot open" grad --weights "$tmp/missing.safetensors" --input "$ref/x.npy" --grad-output "$ref/dy.npy" \
   --hidden 5 --out "$tmp/out.st"
@@ -55,6 +65,10 @@ open(sys.argv[2], "wb").write(data)
 PY
 expect "holds a non-finite value" grad --weights "$tmp/wnan.safetensors" --input "$ref/x.npy" --grad-output "$ref/dy.npy" \
   --hidden 5 --out "$tmp/out.st"
+# A seed is 0..2^62: -1 once wrapped to 2^64 - 1 and ran.
+expect "--seed: Value -1 not in range" train --task sine --seed -1 --loss-csv "$tmp/out.csv"
+expect "--seed: Value 99999999999999999999 not in range" train --task sine --seed 99999999999999999999 \
+  --loss-csv "$tmp/out.csv"
 # compare: a tolerance that is no number, and a file with no tensors.
 expect "--rtol must be a finite number" compare "$ref/W.safetensors" "$ref/W.safetensors" --rtol nan
 expect "--rtol must be a finite number" compare "$ref/W.safetensors" "$ref/W.safetensors" --rtol -1
@@ -81,6 +95,41 @@ expect "hidden 2000 is above the device's maximum 1024" train --task sine --hidd
 expect "outputs must be from 1 to 1048576" train --task sine --hidden 4 --epochs 1 --outputs 2000000000 \
   --checkpoint "$tmp/out.st"
 expect "cannot open" train --hidden 4 --x "$ref/x.npy" --y "$ref/x.npy" --lengths "$tmp/none.npy" --checkpoint "$tmp/out.st"
+# Lengths past the input's T are named with their file (the driver's message
+# named no file); integer dtypes are read, but a float that is no whole number is not.
+# npy <file> <descr> <struct format char> <values...>: a 1-D .npy (no NumPy needed).
+npy() {
+  python3 - "$@" <<'PY'
+import struct, sys
+path, descr, fmt, vals = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+vals = [float(v) if fmt in "fd" else int(v) for v in vals]
+h = "{'descr': '%s', 'fortran_order': False, 'shape': (%d,), }" % (descr, len(vals))
+h += " " * (63 - (10 + len(h)) % 64) + "\n"
+open(path, "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h.encode() + struct.pack("<%d%s" % (len(vals), fmt), *vals))
+PY
+}
+npy "$tmp/len9.npy" '<i8' q 9 2 1
+expect "len9.npy: length 9 of sequence 0 is not a whole number in 1..4 (the input's T)" "${grad[@]}" --hidden 5 \
+  --lengths "$tmp/len9.npy"
+npy "$tmp/lenf.npy" '<f4' f 2.5 2 1
+expect "lenf.npy: length 2.5 of sequence 0 is not a whole number in 1..4" "${grad[@]}" --hidden 5 --lengths "$tmp/lenf.npy"
+npy "$tmp/lend.npy" '<f8' d 3 2 1
+npy "$tmp/leni.npy" '<i4' i 3 2 1
+expect "dtype '<f8' is not supported, expected '<f4' (float32) or a little-endian integer" "${grad[@]}" --hidden 5 \
+  --lengths "$tmp/lend.npy"
+if "$farnn" "${grad[@]}" --hidden 5 --lengths "$tmp/leni.npy" >/dev/null 2>&1 && [ -s "$tmp/out.st" ]; then
+  echo "ok: int32 lengths read"; rm -f "$tmp"/out*
+else
+  echo "FAIL: int32 lengths refused"; fail=1
+fi
+# Class indices for --loss ce may be integers too (NumPy saves them as int64).
+npy "$tmp/labels.npy" '<i8' q 0 2 1
+if "$farnn" train --x "$ref/x.npy" --y "$tmp/labels.npy" --loss ce --hidden 4 --epochs 1 --quiet \
+    --checkpoint "$tmp/out.st" >/dev/null 2>&1 && [ -s "$tmp/out.st" ]; then
+  echo "ok: int64 class indices read"; rm -f "$tmp"/out*
+else
+  echo "FAIL: int64 class indices refused"; fail=1
+fi
 expect "targets have shape (4, 3, 3), expected (4, 3, 2)" train --hidden 4 --x "$ref/x.npy" --y "$ref/x.npy" \
   --outputs 2 --checkpoint "$tmp/out.st"
 expect "--lr must be a positive number" train --hidden 4 --task sine --lr -1 --checkpoint "$tmp/out.st"

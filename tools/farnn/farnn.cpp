@@ -61,17 +61,25 @@ struct ModelFlags {
   }
 };
 
-std::vector<int> read_lengths(const std::string& path, int count) {
-  if (path.empty()) return {};
-  const io::Tensor t = io::read_npy(path);
+// Per-sequence lengths from `path` (float32 or an integer dtype), one per
+// sequence, each in 1..steps; the errors name the file.
+std::vector<int> read_lengths(const std::string& path, const io::Tensor& x) {
+  if (path.empty() || x.shape.size() != 3) return {};
+  const int64_t steps = x.shape[0], count = x.shape[1];
+  const io::Tensor t = io::read_npy(path, io::NpyValues::kWholeNumbers);
   if (t.shape != std::vector<int64_t>{count}) {
     throw std::invalid_argument(path + ": lengths must have shape (" + std::to_string(count) + ",), got " +
                                 t.shape_string());
   }
   std::vector<int> out;
-  for (float v : t.data) {
-    if (!(v >= 1) || v != std::floor(v) || v > 65535) {
-      throw std::invalid_argument(path + ": length " + std::to_string(v) + " is not a positive integer");
+  for (size_t i = 0; i < t.data.size(); ++i) {
+    const float v = t.data[i];
+    if (!(v >= 1) || v != std::floor(v) || v > static_cast<float>(steps)) {
+      std::ostringstream value;
+      value << v;
+      throw std::invalid_argument(path + ": length " + value.str() + " of sequence " + std::to_string(i) +
+                                  " is not a whole number in 1.." + std::to_string(steps) +
+                                  " (the input's T)");
     }
     out.push_back(static_cast<int>(v));
   }
@@ -91,6 +99,34 @@ void check_output_path(const std::string& path, const std::string& flag) {
   if (!std::filesystem::is_directory(dir, ec) || access(dir.c_str(), W_OK) != 0) {
     throw std::invalid_argument(flag + " " + path + ": cannot write into " + dir.string() +
                                 " (does the folder exist?)");
+  }
+}
+
+// The --config file, line by line, before CLI11 reads it (its own errors
+// name neither the file nor the line, and call it INI): each line blank, a
+// # comment, a [section] or key = value, a quoted value closed by its quote.
+void check_config_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return;  // CLI11 says the file was not readable
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    const auto at = [&](const std::string& why) {
+      return std::invalid_argument("--config " + path + ": line " + std::to_string(n) + ": " + why + ": " + line);
+    };
+    const size_t b = line.find_first_not_of(" \t\r");
+    if (b == std::string::npos || line[b] == '#') continue;
+    const size_t e = line.find_last_not_of(" \t\r");
+    const std::string text = line.substr(b, e - b + 1);
+    if (text.front() == '[') {
+      if (text.back() != ']' || text.size() < 3) throw at("a section is [name]");
+      continue;
+    }
+    const size_t eq = text.find('=');
+    if (eq == std::string::npos || eq == 0) throw at("expected key = value");
+    const size_t v = text.find_first_not_of(" \t", eq + 1);
+    if (v == std::string::npos) throw at("the value is missing");
+    const char q = text[v];
+    if ((q == '"' || q == '\'') && (text.size() - v < 2 || text.back() != q)) throw at("a quoted value must end with its quote");
   }
 }
 
@@ -200,7 +236,7 @@ int cmd_grad(const ModelFlags& m, const std::string& uri, const std::string& fau
   in.x_name = input;
   in.dy_name = grad_output;
   if (in.x.shape.size() != 3) throw std::invalid_argument(input + ": input must be (T, B, I), got " + in.x.shape_string());
-  in.lengths = read_lengths(lengths, static_cast<int>(in.x.shape[1]));
+  in.lengths = read_lengths(lengths, in.x);
   for (const auto& [name, t] : in.weights) {
     if (!std::all_of(t.data.begin(), t.data.end(), [](float v) { return std::isfinite(v); })) {
       throw std::invalid_argument(weights + ": tensor '" + name + "' holds a non-finite value (NaN or Inf)");
@@ -270,9 +306,10 @@ int cmd_train(const ModelFlags& m, TrainConfig cfg, const TrainFlags& f, const s
   } else {
     if (f.x.empty() || f.y.empty()) throw std::invalid_argument("give --task sine|adding, or --x and --y (.npy)");
     data.x = io::read_npy(f.x);
-    data.y = io::read_npy(f.y);
+    // Class indices (--loss ce) may come as integers.
+    data.y = io::read_npy(f.y, cfg.loss == "ce" ? io::NpyValues::kWholeNumbers : io::NpyValues::kFloat32);
     source = f.x + " / " + f.y;
-    if (data.x.shape.size() == 3) data.lengths = read_lengths(f.lengths, static_cast<int>(data.x.shape[1]));
+    data.lengths = read_lengths(f.lengths, data.x);
   }
   if (data.x.shape.size() != 3) throw std::invalid_argument(source + ": inputs must be (T, N, I), got " + data.x.shape_string());
   cfg.stack = m.config(data.features());
@@ -432,7 +469,9 @@ int main(int argc, char** argv) {
   tr->add_option("--clip", tc.clip, "max global gradient norm (0: off)");
   tr->add_option("--batch", tc.batch, "sequences per step")->check(CLI::Range(1, 1 << 16));
   tr->add_option("--epochs", tc.epochs, "passes over the data")->check(CLI::Range(1, 1 << 20));
-  tr->add_option("--seed", tc.seed, "initialisation, data and shuffling seed");
+  // Checked as a signed number: -1 once wrapped to 2^64 - 1, the same seed as any value past 2^64.
+  tr->add_option("--seed", tc.seed, "initialisation, data and shuffling seed")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 62));
   tr->add_option("--backend", tf.backend, "compute backend: " + backend_list());
   tr->add_option("--threads", tf.threads, "compute backend threads (0: all cores)")->check(CLI::Range(0, 1024));
   tr->add_option("--device", uri, "device URI");
@@ -442,6 +481,16 @@ int main(int argc, char** argv) {
   tr->add_option("--trace", tf.trace, "Chrome/Perfetto trace of the run (.json)");
   tr->add_flag("--quiet", tf.quiet, "no progress bar");
 
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      if (a == "--config" && i + 1 < argc) check_config_file(argv[i + 1]);
+      if (a.rfind("--config=", 0) == 0) check_config_file(a.substr(9));
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "farnn: error: %s\n", e.what());
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -45,8 +45,12 @@ void write_safetensors(const std::string& path, const TensorList& tensors,
 
 // .npy, dtype '<f4' in C order. The reader accepts format versions 1.0, 2.0
 // and 3.0; the writer writes 1.0 (2.0 only when the header needs it).
-Tensor parse_npy(std::string_view bytes, const std::string& source);
-Tensor read_npy(const std::string& path);
+// kWholeNumbers (lengths, class indices) also takes the integer dtypes
+// ('|i1', '|u1', '<i2' ... '<u8'), each value within +-2^24 (float32 holds
+// those exactly), returned as float.
+enum class NpyValues { kFloat32, kWholeNumbers };
+Tensor parse_npy(std::string_view bytes, const std::string& source, NpyValues values = NpyValues::kFloat32);
+Tensor read_npy(const std::string& path, NpyValues values = NpyValues::kFloat32);
 std::string serialize_npy(const Tensor& t);
 void write_npy(const std::string& path, const Tensor& t);
 
