@@ -571,19 +571,32 @@ struct Core : std::enable_shared_from_this<Core> {
     totals.nonfinite_outputs += d.nonfinite_outputs;
   }
 
-  // Fails the head command with `error`, the rest with NotRunError, and remembers the failure.
-  void fail_all(std::exception_ptr error, const std::string& message) {
-    const nanoseconds now = t->now();
-    bool first = true;
+  // The pending command at ring index `seq`; the head where none is.
+  const Pending& pending_at(uint32_t seq) const {
+    for (const Pending& p : pending) {
+      if (p.seq == seq) return p;
+    }
+    return pending.front();
+  }
+
+  // Fails the command `failed` (the head where null) with `error`, the rest
+  // with NotRunError, and remembers the failure. A LOAD runs beside the
+  // FORWARD or BACKWARD ahead of it, so the one at fault need not be the head;
+  // a fault stops every command the core holds.
+  void fail_all(std::exception_ptr error, const std::string& message, const Pending* failed = nullptr) {
+    if (!failed && !pending.empty()) failed = &pending.front();
     for (Pending& p : pending) {
       release(p);
       ++totals.failed;
       const std::exception_ptr e =
-          first ? error
-                : std::make_exception_ptr(NotRunError(p.job->what() + ": not run, an earlier command failed (" +
-                                                      message + "); call reset()"));
+          &p == failed ? error
+                       : std::make_exception_ptr(NotRunError(
+                             p.job->what() +
+                             (static_cast<int32_t>(p.seq - failed->seq) < 0
+                                  ? ": stopped unfinished by a fault in a later command ("
+                                  : ": not run, an earlier command failed (") +
+                             message + "); call reset()"));
       p.job->finish({p.job->what(), {}, p.host_submitted, Clock::now(), {}, {}}, e);
-      first = false;
     }
     pending.clear();
     if (failure.empty()) failure = message;
@@ -599,8 +612,10 @@ struct Core : std::enable_shared_from_this<Core> {
     const auto err = static_cast<cr::Error>(field(st, cr::kStatusErrorMask, cr::kStatusErrorShift));
     const auto kind = static_cast<cr::FaultKind>(field(info, cr::kFaultInfoKindMask, cr::kFaultInfoKindShift));
     const auto stream = static_cast<cr::Stream>(field(info, cr::kFaultInfoStreamMask, cr::kFaultInfoStreamShift));
+    // FAULT_DESC names the command at fault (a LOAD beside a running FORWARD, say).
+    const Pending* failed = pending.empty() ? nullptr : &pending_at(desc);
     std::ostringstream os;
-    os << (pending.empty() ? std::string("descriptor ") + std::to_string(desc) : pending.front().job->what())
+    os << (failed ? failed->job->what() : std::string("descriptor ") + std::to_string(desc))
        << ": the " << where() << " failed it with " << cr::to_string(err) << " (" << cr::describe(err) << ")";
     // The engine's faults (its watchdog, its refusals) name the stream it
     // waited on or refused but log no address; a WAIT's watchdog logs the word it polled.
@@ -628,7 +643,7 @@ struct Core : std::enable_shared_from_this<Core> {
     } else {
       e = std::make_exception_ptr(CommandError(msg));
     }
-    fail_all(e, msg);
+    fail_all(e, msg, failed);
     soft_reset("after " + std::string(cr::to_string(err)));
   }
 

@@ -772,6 +772,63 @@ void fault_sweep(FaultKind kind, uint64_t seed) {
   EXPECT_GE(hits, kind == FaultKind::kStall ? 5 : kind == FaultKind::kUnmapPage ? 10 : 15) << fault_kind_name(kind) << ": too few injections hit";
 }
 
+// A LOAD of bank 1 runs beside the FORWARD on bank 0 queued ahead of it. A
+// read error on the LOAD's weights is the LOAD's error (FAULT_DESC names
+// it), and the FORWARD it stopped says so; the error once named the FORWARD,
+// the ring's head, as the command at fault.
+TEST(SimDeviceFaults, AFaultIsNamedOnTheCommandAtFault) {
+  farnn::test::SeededRng rng(31);
+  sim::SimTransport* sim = nullptr;
+  auto dev = sim::open_sim_device(driver::Uri::parse("sim://?seed=31&watchdog_us=100&cto_us=20"), &sim);
+  LayerShape s;
+  s.hidden = 16;
+  s.batch = 2;
+  s.steps = 8;
+  const LayerData d = core_layer(s, rng);
+  const size_t H = s.hidden, S = s.packed_steps(), B = s.batch;
+  BufferPtr w = buffer_of(*dev, d.w.w_hh, Access::kRead, "w_hh"), b = buffer_of(*dev, d.w.b_hh, Access::kRead, "b_hh");
+  BufferPtr xp = buffer_of(*dev, d.xp, Access::kRead, "xp"), st = buffer_of(*dev, d.state_in, Access::kRead, "state_in");
+  BufferPtr h = dev->alloc(S * H, Access::kWrite, "h"), so = dev->alloc(B * H * 2, Access::kWrite, "state_out");
+  GateStorePtr store = dev->alloc_gate_store(s);
+  int load_faults = 0;
+  for (uint64_t after = 0; after < 400 && load_faults < 3; after += 7) {
+    dev->load(0, s, {w}, {b})->wait();
+    dev->inject_fault({FaultKind::kReadError, after, 0});
+    JobPtr fw = dev->forward({s, 0, {xp}, {st}, {h}, {so}, store});
+    JobPtr ld = dev->load(1, s, {w}, {b});
+    std::string fw_error, ld_error;
+    try {
+      ld->wait();
+    } catch (const DeviceError& e) {
+      ld_error = e.what();
+    }
+    try {
+      fw->wait();
+    } catch (const DeviceError& e) {
+      fw_error = e.what();
+    }
+    const std::string where = "read error after " + std::to_string(after) + " beats: ";
+    if (ld_error.find("STREAM_WEIGHTS") != std::string::npos && ld_error.find("weight image for bank 1") != std::string::npos) {
+      ++load_faults;
+      EXPECT_EQ(ld_error.rfind("LOAD LSTM H=16 B=2 T=8 bank 1: the sim device failed it with ERR_BUS", 0), 0u)
+          << where << ld_error;
+      if (!fw_error.empty()) {
+        EXPECT_EQ(fw_error.rfind("FORWARD LSTM H=16 B=2 T=8 bank 0: stopped unfinished by a fault in a later command (LOAD", 0), 0u)
+            << where << fw_error;
+      }
+    }
+    // Whichever failed, the FORWARD never carries the LOAD's weight fault as its own.
+    if (fw_error.rfind("FORWARD LSTM H=16 B=2 T=8 bank 0: the sim device failed it", 0) == 0) {
+      EXPECT_EQ(fw_error.find("STREAM_WEIGHTS"), std::string::npos) << where << fw_error;
+    }
+    if (!fw_error.empty() || !ld_error.empty()) dev->reset();
+    dev->inject_fault({FaultKind::kReadError, ~uint64_t{0} >> 2, 0});  // a point no run reaches: disarmed
+  }
+  EXPECT_GE(load_faults, 1) << "no injection point hit the LOAD beside the FORWARD";
+  dev->reset();
+  expect_same(d, run_layer(*dev, d, 1), "after the faults");
+}
+
 TEST(SimDeviceFaults, CompletionTimeout) { fault_sweep(FaultKind::kCompletionTimeout, 11); }
 
 // A completion timeout on a command's very last read fails that command; the
