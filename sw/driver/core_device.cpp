@@ -894,9 +894,9 @@ class CoreDevice final : public Device {
   }
 
   JobPtr load(int bank, const LayerShape& shape, BufferRef w_hh, BufferRef b_hh) override {
-    const std::string what = "LOAD " + shape.describe() + " bank " + std::to_string(bank);
+    const std::string what = "LOAD " + shape.describe_weights() + " bank " + std::to_string(bank);
     check_bank(bank, core_->caps, what);
-    check_shape(shape, core_->caps, what);
+    check_shape(shape, core_->caps, what, ShapeUse::kWeights);
     const size_t gh = static_cast<size_t>(shape.gates()) * shape.hidden;
     std::lock_guard<CoreMutex> lock(core_->m);
     core_->refuse_if_gate_holds_queue(what);

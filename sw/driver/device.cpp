@@ -22,7 +22,7 @@ int Capabilities::max_resident_hidden(CellKind cell) const {
 }
 
 void Capabilities::check_layer(CellKind cell, int hidden) const {
-  driver::check_shape(LayerShape{cell, hidden, 1, 1, {}}, *this, "layer");
+  driver::check_shape(LayerShape{cell, hidden, 1, 1, {}}, *this, "layer", driver::ShapeUse::kWeights);
 }
 
 std::string Capabilities::model_uri() const {
@@ -53,12 +53,16 @@ int LayerShape::packed_steps() const { return driver::engine_config(*this, 1).pa
 int LayerShape::packed_index(int t, int b) const { return driver::engine_config(*this, 1).packed_index(t, b); }
 std::vector<int> LayerShape::end_order() const { return driver::engine_config(*this, 1).end_order(); }
 
+std::string LayerShape::describe_weights() const {
+  return (cell == CellKind::kLstm  ? std::string("LSTM")
+          : cell == CellKind::kGru ? std::string("GRU")
+                                   : "cell " + std::to_string(static_cast<int>(cell))) +
+         " H=" + std::to_string(hidden);
+}
+
 std::string LayerShape::describe() const {
   std::ostringstream os;
-  os << (cell == CellKind::kLstm  ? "LSTM"
-         : cell == CellKind::kGru ? "GRU"
-                                  : "cell " + std::to_string(static_cast<int>(cell)))
-     << " H=" << hidden << " B=" << batch << " T=" << steps;
+  os << describe_weights() << " B=" << batch << " T=" << steps;
   if (!lengths.empty()) {
     os << " lengths {";
     for (size_t i = 0; i < lengths.size(); ++i) os << (i ? "," : "") << lengths[i];
@@ -291,15 +295,16 @@ void check_bank(int bank, const Capabilities& caps, const std::string& what) {
   }
 }
 
-void check_shape(const LayerShape& s, const Capabilities& caps, const std::string& what) {
-  const std::string shape = s.describe();  // once: `what` often names it already
+void check_shape(const LayerShape& s, const Capabilities& caps, const std::string& what, ShapeUse use) {
+  const bool weights = use == ShapeUse::kWeights;
+  const std::string shape = weights ? s.describe_weights() : s.describe();  // once: `what` often names it already
   const std::string where = (what.find(shape) == std::string::npos ? what + " " + shape : what) + ": ";
   if (s.cell != CellKind::kLstm && s.cell != CellKind::kGru) throw InvalidArgumentError(where + "unknown cell");
   if ((s.cell == CellKind::kLstm && !caps.lstm) || (s.cell == CellKind::kGru && !caps.gru)) {
     throw CapacityError(where + "this device was built without " + cell_kind_name(s.cell) + " support");
   }
-  if (s.hidden < 1 || s.batch < 1 || s.steps < 1) {
-    throw InvalidArgumentError(where + "hidden, batch and steps must be >= 1");
+  if (s.hidden < 1 || (!weights && (s.batch < 1 || s.steps < 1))) {
+    throw InvalidArgumentError(where + (weights ? "hidden must be >= 1" : "hidden, batch and steps must be >= 1"));
   }
   if (s.hidden > caps.max_hidden) {
     throw CapacityError(where + "hidden " + std::to_string(s.hidden) + " is above the device's maximum " +
@@ -312,6 +317,7 @@ void check_shape(const LayerShape& s, const Capabilities& caps, const std::strin
                         std::to_string(caps.num_pe) + " PEs; largest resident " + cell_kind_name(s.cell) +
                         " hidden size is " + std::to_string(resident) + ")");
   }
+  if (weights) return;
   if (s.batch > caps.max_batch) {
     throw CapacityError(where + "batch " + std::to_string(s.batch) + " is above the device's maximum " +
                         std::to_string(caps.max_batch) + "; split the batch");

@@ -76,7 +76,11 @@ struct Uri {
 // Throws InvalidArgumentError / CapacityError unless `shape` is a legal
 // layer for `caps` (cell supported, 1 <= H <= max_hidden and resident, batch,
 // steps, lengths). `what` starts the message ("FORWARD").
-void check_shape(const LayerShape& shape, const Capabilities& caps, const std::string& what);
+// kWeights: a LOAD's or a layer's weights, named and checked by cell and
+// hidden alone (the batch and steps of its shape are not used).
+enum class ShapeUse { kCommand, kWeights };
+void check_shape(const LayerShape& shape, const Capabilities& caps, const std::string& what,
+                 ShapeUse use = ShapeUse::kCommand);
 // Throws InvalidArgumentError unless 0 <= bank < num_banks.
 void check_bank(int bank, const Capabilities& caps, const std::string& what);
 

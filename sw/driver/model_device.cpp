@@ -208,9 +208,9 @@ class ModelDevice final : public Device {
   }
 
   JobPtr load(int bank, const LayerShape& shape, BufferRef w_hh, BufferRef b_hh) override {
-    const std::string what = "LOAD " + shape.describe() + " bank " + std::to_string(bank);
+    const std::string what = "LOAD " + shape.describe_weights() + " bank " + std::to_string(bank);
     check_bank(bank, caps_, what);
-    check_shape(shape, caps_, what);
+    check_shape(shape, caps_, what, ShapeUse::kWeights);
     const size_t gh = static_cast<size_t>(shape.gates()) * shape.hidden;
     const std::vector<Range> ranges = load_ranges(shape, w_hh, b_hh);
     check_ranges(ranges, what, mine());

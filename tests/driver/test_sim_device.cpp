@@ -810,7 +810,7 @@ TEST(SimDeviceFaults, AFaultIsNamedOnTheCommandAtFault) {
     const std::string where = "read error after " + std::to_string(after) + " beats: ";
     if (ld_error.find("STREAM_WEIGHTS") != std::string::npos && ld_error.find("weight image for bank 1") != std::string::npos) {
       ++load_faults;
-      EXPECT_EQ(ld_error.rfind("LOAD LSTM H=16 B=2 T=8 bank 1: the sim device failed it with ERR_BUS", 0), 0u)
+      EXPECT_EQ(ld_error.rfind("LOAD LSTM H=16 bank 1: the sim device failed it with ERR_BUS", 0), 0u)
           << where << ld_error;
       if (!fw_error.empty()) {
         EXPECT_EQ(fw_error.rfind("FORWARD LSTM H=16 B=2 T=8 bank 0: stopped unfinished by a fault in a later command (LOAD", 0), 0u)

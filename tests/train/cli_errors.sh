@@ -81,7 +81,10 @@ expect "--speed" "${grad[@]}" --hidden 5 --speed 3
 expect "--cell" "${grad[@]}" --hidden 5 --cell rnn
 expect "this build simulates one farnn_core" "${grad[@]}" --hidden 5 --device "sim://?pes=8"
 expect "unknown option 'pes_'" "${grad[@]}" --hidden 5 --device "model://?pes_=4"
-expect "hidden 5 is above the device's maximum 4" "${grad[@]}" --hidden 5 --device "model://?hidden=4"
+# A layer's weights are named by cell and hidden alone (a B=1 T=1 placeholder was printed).
+expect "farnn: error: layer LSTM H=5: hidden 5 is above the device's maximum 4" "${grad[@]}" --hidden 5 --device "model://?hidden=4"
+expect "farnn: error: layer LSTM H=5: the recurrent weights of hidden 5 do not fit a bank" "${grad[@]}" --hidden 5 \
+  --device "model://?depth=8"
 expect "give --task" train --hidden 4 --checkpoint "$tmp/out.st"
 # The other data source's options would be ignored: refused.
 expect "excludes --lengths" train --task sine --hidden 4 --lengths "$ref/x.npy" --checkpoint "$tmp/out.st"

@@ -180,6 +180,7 @@ struct LayerShape {
   int packed_index(int t, int b) const;  // -1 when sequence b has ended before step t
   std::vector<int> end_order() const;  // slots in the order their forward ends
   std::string describe() const;        // "LSTM H=32 B=2 T=10 lengths {10,7}"
+  std::string describe_weights() const;  // what a bank holds: "LSTM H=32"
   bool operator==(const LayerShape&) const = default;
 };
 
