@@ -21,7 +21,7 @@ deps:
 	@scripts/bootstrap.sh
 
 configure: deps
-	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) >/dev/null
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) -DFARNN_BENCH_P256=OFF >/dev/null
 
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)

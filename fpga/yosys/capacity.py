@@ -76,9 +76,10 @@ SOURCES = """\
   Xilinx UG1393 (*Resource Availability* example of xilinx_u200_xdma_201830)
   give 869K of 1,182K LUT: a shell of ~25 % on the die with the PCIe block.
 - Alveo U280 static region: resources "not available to the user" of the
-  xilinx_u280_gen3x16_xdma_1_202211_1 platform as listed in a public HLS
-  design-space tool's platform table (LUT 107,629, FF 136,086, BRAM36 195.5,
-  DSP 4, URAM 0); device totals as DS890.
+  xilinx_u280_gen3x16_xdma_1_202211_1 platform (LUT 107,629, FF 136,086,
+  BRAM36 195.5, DSP 4, URAM 0), as a published platform table lists them.
+  An assumption until a U280 is measured: neither the table's tool nor
+  `platforminfo` on that platform was run here. Device totals as DS890.
 """
 
 # Assumptions of the model.

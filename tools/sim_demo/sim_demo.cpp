@@ -135,8 +135,9 @@ int main(int argc, char** argv) {
   app.add_option("--samples", samples, "training sequences")
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
-  app.add_option("--seed", seed, "data and initialization seed (sim:// takes 1 to 2^63 - 1)")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{INT64_MAX}))
+  // Checked as a signed number (an unsigned check took -1 as 2^64 - 1); sim:// takes 1 to 2^62.
+  app.add_option("--seed", seed, "data and initialization seed, 1 to 2^62 (what sim:// takes)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 62))
       ->capture_default_str();
   try {
     app.parse(argc, argv);
