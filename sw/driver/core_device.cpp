@@ -392,10 +392,13 @@ struct Core : std::enable_shared_from_this<Core> {
       if (t->now() - start > kResetLimit) {
         // The core ends a soft reset once every DMA beat it has issued is
         // answered: a link or host that holds one back holds the reset.
+        const std::string again = why == "open"    ? "open the device again"
+                                  : why == "close" ? "the next open resets it again"
+                                                   : "call reset() again";
         throw TimeoutError(where() + ": " + why + ": the core did not finish its soft reset within " +
                            std::to_string(kResetLimit.count() / 1000000) + " ms (STATUS " + hex(st) +
-                           "): it waits for host-memory accesses the link has not answered; call reset() again "
-                           "once the link moves, and power-cycle or reprogram the card only if it never finishes");
+                           "): it waits for host-memory accesses the link has not answered; " + again +
+                           " once the link moves, and power-cycle or reprogram the card only if it never finishes");
       }
       t->wait_interrupt(0, kSlice);
     }
@@ -1034,9 +1037,12 @@ class CoreDevice final : public Device {
     });
     // A host word the core writes (SIGNAL), then one it waits on (WAIT polls
     // it): both directions of the host master. Each check has a buffer of its
-    // own, so a fault that takes one's page away fails that check alone.
-    check("DMA write (SIGNAL to host memory)", [this] {
-      BufferPtr word = alloc(16, Access::kReadWrite, "selftest SIGNAL word");
+    // own, so a fault that takes one's page away fails that check alone; they
+    // live as long as the checks, past the reset after a failed one (a command
+    // it left queued may still write its word until then).
+    const BufferPtr signal_word = alloc(16, Access::kReadWrite, "selftest SIGNAL word");
+    const BufferPtr wait_word = alloc(16, Access::kReadWrite, "selftest WAIT word");
+    check("DMA write (SIGNAL to host memory)", [this, word = signal_word] {
       cr::Descriptor d;
       d.op = cr::Op::kSignal;
       d.addr0 = word->bus_address();
@@ -1047,8 +1053,7 @@ class CoreDevice final : public Device {
       if (got != d.value) throw DeviceError("the word reads " + hex(got) + ", expected " + hex(d.value));
       return "the core wrote " + hex(d.value) + " at " + hex(d.addr0);
     });
-    check("DMA read (WAIT on a host word)", [this] {
-      BufferPtr word = alloc(16, Access::kReadWrite, "selftest WAIT word");
+    check("DMA read (WAIT on a host word)", [this, word = wait_word] {
       const uint32_t v = 0x00abcdefu;
       std::memcpy(word->data() + 1, &v, 4);
       cr::Descriptor d;

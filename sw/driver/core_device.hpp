@@ -25,7 +25,8 @@
 //    doorbell (core idle, RING_TAIL not what was written) and a link down
 //    (registers read all ones) are detected by the driver. After any of them
 //    the core is reset at once (soft reset, or recover_link() after a link
-//    down); later commands fail with NotRunError until reset().
+//    down); the commands queued after the one at fault, and one it stopped
+//    unfinished, fail with NotRunError, and later ones too until reset().
 #pragma once
 
 #include <functional>

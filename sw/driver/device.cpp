@@ -2,6 +2,7 @@
 // argument checks, fault names (Device::open is in sw/devices/).
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <sstream>
@@ -171,6 +172,11 @@ std::vector<Device::NamedCheck> Device::self_checks() {
 std::vector<Device::SelfCheck> Device::self_test() {
   std::vector<SelfCheck> verdicts;
   std::string stuck;  // why the device did not recover, once a reset failed
+  try {
+    reset();  // the first check too starts from a working device
+  } catch (const std::exception& e) {
+    stuck = std::string("the reset before the first check failed: ") + e.what();
+  }
   for (const NamedCheck& c : self_checks()) {
     SelfCheck v{c.name, false, ""};
     if (!stuck.empty()) {
@@ -219,6 +225,7 @@ std::string percent_decoded(const std::string& v, const std::string& uri) {
       throw UnavailableError("'" + uri + "': '" + v.substr(i, 3) + "' in '" + v +
                              "' is not a percent escape (% and two hex digits; %25 is a '%')");
     }
+    if (hi == 0 && lo == 0) throw UnavailableError("'" + uri + "': '%00' in '" + v + "': a value holds no NUL byte");
     out += static_cast<char>(hi * 16 + lo);
     i += 2;
   }
@@ -265,10 +272,11 @@ long Uri::positive(const std::string& key, long fallback, long max) const {
   const auto it = options.find(key);
   if (it == options.end()) return fallback;
   const std::string& v = it->second;
-  // Digits only (no sign, blank or exponent), and few enough that stol cannot overflow.
-  const bool digits = !v.empty() && v.size() <= 18 &&
-                      std::all_of(v.begin(), v.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
-  const long value = digits ? std::stol(v) : 0;
+  // Digits only (no sign, blank or exponent); a number past `long` is out of range like any other above max.
+  const bool digits =
+      !v.empty() && std::all_of(v.begin(), v.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+  long value = 0;
+  if (digits && std::from_chars(v.data(), v.data() + v.size(), value).ec != std::errc()) value = 0;
   if (value < 1 || value > max) {
     throw InvalidArgumentError("'" + text + "': option " + key + "=" + v + " must be an integer from 1 to " +
                                std::to_string(max));

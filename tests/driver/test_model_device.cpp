@@ -116,6 +116,26 @@ TEST(ModelDevice, TwoBanksHoldTwoLayers) {
   expect_same(gru, b, "bank 1");
 }
 
+// A LOAD holds weights, named and checked by cell and hidden alone: the
+// batch, steps and lengths of its shape are not used (a trainer loads with a
+// placeholder), not even when the device could not run them, and the
+// FORWARD with the real shape runs bit-exact on what it loaded.
+TEST(ModelDevice, LoadTakesCellAndHiddenAlone) {
+  farnn::test::SeededRng rng(78);
+  auto dev = Device::open("model://?pes=3&hidden=16&batch=4");
+  const LayerData d = make_layer({CellKind::kLstm, 9, 2, 5, {5, 3}}, 3, rng);
+  const LayerShape& s = d.shape;
+  BufferPtr w = buffer_of(*dev, d.w.w_hh, Access::kRead, "w_hh"), b = buffer_of(*dev, d.w.b_hh, Access::kRead, "b_hh");
+  dev->load(1, {CellKind::kLstm, 9, 4096, 0, {7, 0, 9}}, {w}, {b})->wait();
+  expect_error<CapacityError>([&] { dev->load(0, {CellKind::kLstm, 17, 1, 1, {}}, {w}, {b}); },
+                              "LOAD LSTM H=17 bank 0: hidden 17 is above the device's maximum 16");
+  BufferPtr xp = buffer_of(*dev, d.xp, Access::kRead, "xp"), st = buffer_of(*dev, d.state_in, Access::kRead, "state_in");
+  BufferPtr h = dev->alloc(s.packed_steps() * 9, Access::kWrite, "h"), so = dev->alloc(2 * 9 * 2, Access::kWrite, "so");
+  dev->forward({s, 1, {xp}, {st}, {h}, {so}, dev->alloc_gate_store(s)})->wait();
+  EXPECT_EQ(words_of(h, 0, s.packed_steps() * 9), d.fw.h);
+  EXPECT_EQ(words_of(so, 0, 2 * 9 * 2), d.fw.state_out);
+}
+
 // NaN and Inf propagate as IEEE arithmetic does, are counted, and are no error.
 TEST(ModelDevice, CountsNonFiniteData) {
   farnn::test::SeededRng rng(5);

@@ -550,6 +550,9 @@ class SharedLink final : public Transport {
   void cut() { cut_ = true; }
   // A register that reads `v` instead of the card's value (another core's).
   void override_register(uint32_t o, uint32_t v) { over_[o] = v; }
+  // From the (n+1)-th soft reset on, STATUS reads halted and resetting: a
+  // core whose soft reset never ends.
+  void stick_after_resets(int n) { resets_left_ = n; }
   bool was_read(uint32_t o) const { return read_.count(o) != 0; }
   std::string describe() const override { return s_->describe(); }
   LinkInfo link() const override { return s_->link(); }
@@ -560,6 +563,9 @@ class SharedLink final : public Transport {
     return it != over_.end() ? it->second : s_->read32(o);
   }
   void write32(uint32_t o, uint32_t v) override {
+    if (o == core_regs::kRegCtrl && (v & core_regs::kCtrlSoftResetMask) && resets_left_ >= 0 && resets_left_-- == 0) {
+      override_register(core_regs::kRegStatus, core_regs::kStatusHaltedMask | core_regs::kStatusResettingMask);
+    }
     if (!cut_) s_->write32(o, v);
   }
   DmaRegion alloc_dma(size_t n, const std::string& name) override { return s_->alloc_dma(n, name); }
@@ -577,6 +583,7 @@ class SharedLink final : public Transport {
   bool cut_ = false;
   std::map<uint32_t, uint32_t> over_;
   std::set<uint32_t> read_;
+  int resets_left_ = -1;
 };
 
 // VERSION decides what the driver reads: another major is refused by name; a
@@ -630,7 +637,7 @@ TEST(SimDevice, SelfTestReportsADeviceThatDoesNotRecover) {
   auto link = std::make_unique<SharedLink>(card);
   SharedLink* l = link.get();
   auto dev = driver::open_core_device(std::move(link), driver::CoreOptions{});
-  l->override_register(cr::kRegStatus, cr::kStatusHaltedMask | cr::kStatusResettingMask);
+  l->stick_after_resets(1);  // self_test's first reset ends; the one after the scratch check does not
   const std::vector<Device::SelfCheck> v = dev->self_test();
   ASSERT_EQ(v.size(), 6u);
   // The scratch register needs no command and passes; the reset after it fails.
@@ -640,6 +647,13 @@ TEST(SimDevice, SelfTestReportsADeviceThatDoesNotRecover) {
   for (size_t i = 1; i < v.size(); ++i) {
     EXPECT_FALSE(v[i].ok) << v[i].name;
     EXPECT_EQ(v[i].detail, "not run: the reset after check 'scratch register' failed") << v[i].name;
+  }
+  // A device that does not recover from the first reset runs no check.
+  const std::vector<Device::SelfCheck> again = dev->self_test();
+  ASSERT_EQ(again.size(), 6u);
+  for (const Device::SelfCheck& c : again) {
+    EXPECT_FALSE(c.ok) << c.name;
+    EXPECT_EQ(c.detail.rfind("not run: the reset before the first check failed: ", 0), 0u) << c.detail;
   }
 }
 
@@ -790,8 +804,8 @@ TEST(SimDeviceFaults, AFaultIsNamedOnTheCommandAtFault) {
   BufferPtr xp = buffer_of(*dev, d.xp, Access::kRead, "xp"), st = buffer_of(*dev, d.state_in, Access::kRead, "state_in");
   BufferPtr h = dev->alloc(S * H, Access::kWrite, "h"), so = dev->alloc(B * H * 2, Access::kWrite, "state_out");
   GateStorePtr store = dev->alloc_gate_store(s);
-  int load_faults = 0;
-  for (uint64_t after = 0; after < 400 && load_faults < 3; after += 7) {
+  int load_faults = 0, stopped = 0;
+  for (uint64_t after = 0; after < 400 && (load_faults < 3 || stopped < 1); after += 7) {
     dev->load(0, s, {w}, {b})->wait();
     dev->inject_fault({FaultKind::kReadError, after, 0});
     JobPtr fw = dev->forward({s, 0, {xp}, {st}, {h}, {so}, store});
@@ -813,6 +827,7 @@ TEST(SimDeviceFaults, AFaultIsNamedOnTheCommandAtFault) {
       EXPECT_EQ(ld_error.rfind("LOAD LSTM H=16 bank 1: the sim device failed it with ERR_BUS", 0), 0u)
           << where << ld_error;
       if (!fw_error.empty()) {
+        ++stopped;
         EXPECT_EQ(fw_error.rfind("FORWARD LSTM H=16 B=2 T=8 bank 0: stopped unfinished by a fault in a later command (LOAD", 0), 0u)
             << where << fw_error;
       }
@@ -825,6 +840,7 @@ TEST(SimDeviceFaults, AFaultIsNamedOnTheCommandAtFault) {
     dev->inject_fault({FaultKind::kReadError, ~uint64_t{0} >> 2, 0});  // a point no run reaches: disarmed
   }
   EXPECT_GE(load_faults, 1) << "no injection point hit the LOAD beside the FORWARD";
+  EXPECT_GE(stopped, 1) << "no fault on the LOAD stopped the FORWARD ahead of it";
   dev->reset();
   expect_same(d, run_layer(*dev, d, 1), "after the faults");
 }

@@ -50,7 +50,8 @@
 //
 // Commands run asynchronously and in submission order; each returns a Job to
 // wait on. A failed command fails every command queued after it with
-// NotRunError until reset(). NaN and Inf data are not errors: they propagate
+// NotRunError until reset(), and so does a command it stopped unfinished (a
+// LOAD runs beside the FORWARD or BACKWARD ahead of it). NaN and Inf data are not errors: they propagate
 // as IEEE arithmetic does and are counted (Counters::nonfinite_*).
 // Every error is a DeviceError subclass whose message says what was wrong,
 // where, and what to do. A Device may be shared by threads: submissions are
@@ -105,12 +106,13 @@ class CommandError : public DeviceError {
  public:
   using DeviceError::DeviceError;
 };
-// A command queued after a failed one; it never ran.
+// A command queued after a failed one (it never ran), or running beside it
+// and stopped unfinished by its fault; either way its outputs are not valid.
 class NotRunError : public DeviceError {
  public:
   using DeviceError::DeviceError;
 };
-// A wait or the device's watchdog ran out.
+// A wait, the device's watchdog, or the driver's bound on a soft reset ran out.
 class TimeoutError : public DeviceError {
  public:
   using DeviceError::DeviceError;
