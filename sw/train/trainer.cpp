@@ -24,7 +24,9 @@ void TrainConfig::validate() const {
   if (optimizer != "adam" && optimizer != "sgd") {
     throw std::invalid_argument("--optimizer must be adam or sgd (got '" + optimizer + "')");
   }
-  if (!(lr > 0) || !std::isfinite(lr)) throw std::invalid_argument("--lr must be a positive number");
+  if (!(lr > 0) || !std::isfinite(lr)) {
+    throw std::invalid_argument("--lr must be a positive number a float32 holds (at most 3.4e38)");
+  }
   if (!(momentum >= 0 && momentum < 1)) throw std::invalid_argument("--momentum must be in [0, 1)");
   if (!(clip >= 0) || !std::isfinite(clip)) throw std::invalid_argument("--clip must be >= 0 (0: off)");
   if (batch < 1) throw std::invalid_argument("--batch must be >= 1");
@@ -130,15 +132,36 @@ void Trainer::check_dataset(const Dataset& d, const std::string& source) const {
       }
     }
   }
+  // Every value a step reads. Targets past a sequence's length are padding
+  // the loss never reads, so they may hold anything (PyTorch pads labels
+  // with -100); inputs there still enter the input GEMM, so they are checked.
+  // A bad value is named by its position, (t, n, i) as the array is indexed.
   for (const auto* t : {&d.x, &d.y}) {
+    const std::vector<int64_t>& shape = t->shape;
+    const bool per_step = shape.size() == (t == &d.x || !ce ? 3u : 2u);
+    const int64_t inner = per_step ? (shape.size() == 3 ? shape[2] : 1) : (shape.size() == 2 ? shape[1] : 1);
     for (size_t i = 0; i < t->data.size(); ++i) {
+      const int64_t item = static_cast<int64_t>(i) / inner, n = per_step ? item % N : item;
+      if (t == &d.y && per_step && !d.lengths.empty() && item / N >= d.lengths[static_cast<size_t>(n)]) continue;
+      const auto where = [&] {
+        std::string at = "(";
+        std::vector<int64_t> idx;
+        for (size_t k = shape.size(), rest = i; k-- > 0;) {
+          idx.insert(idx.begin(), static_cast<int64_t>(rest % static_cast<size_t>(shape[k])));
+          rest /= static_cast<size_t>(shape[k]);
+        }
+        for (size_t k = 0; k < idx.size(); ++k) at += (k ? ", " : "") + std::to_string(idx[k]);
+        return at + ")";
+      };
+      std::ostringstream value;
+      value << t->data[i];
       if (!std::isfinite(t->data[i])) {
         throw std::invalid_argument(source + ": " + (t == &d.x ? "inputs" : "targets") + " hold a non-finite value (" +
-                                    std::to_string(t->data[i]) + ") at flat index " + std::to_string(i));
+                                    value.str() + ") at " + where());
       }
       if (t == &d.y && ce && (t->data[i] < 0 || t->data[i] >= cfg_.outputs || t->data[i] != std::floor(t->data[i]))) {
-        throw std::invalid_argument(source + ": target " + std::to_string(t->data[i]) + " at flat index " +
-                                    std::to_string(i) + " is not a class index 0.." + std::to_string(cfg_.outputs - 1));
+        throw std::invalid_argument(source + ": target " + value.str() + " at " + where() +
+                                    " is not a class index 0.." + std::to_string(cfg_.outputs - 1));
       }
     }
   }
@@ -243,6 +266,14 @@ StepStats Trainer::step(const Dataset& data, const std::vector<int>& index) {
       a.lr = cfg_.lr;
       be_.adam_step(p, g.first, m_[i].data(), v_[i].data(), g.second, a, steps_);
     }
+  }
+  // The update itself may overflow (an lr near float32's limit): a
+  // parameter turned Inf or NaN ends the run here, before a checkpoint keeps it.
+  double after = 0;
+  for (auto& [p, g] : pg) after += be_.sum_squares(p, g.second);
+  if (!std::isfinite(after)) {
+    throw std::runtime_error("training diverged: the update of step " + std::to_string(steps_) +
+                             " made a parameter non-finite; lower --lr or set --clip");
   }
   be_.synchronize();  // the next step's LOAD reads the weights
   return st;

@@ -26,17 +26,55 @@ expect() {
   fi
 }
 printf '[train]\ntask = "sine"\nhidden = 3\nepoch = 3\n' > "$tmp/typo.toml"
-expect "train.epoch" train --config "$tmp/typo.toml" --loss-csv "$tmp/out.csv"
+expect "line 4: 'epoch' is no option of farnn train" train --config "$tmp/typo.toml" --loss-csv "$tmp/out.csv"
 expect "was not readable" train --config "$tmp/missing.toml" --loss-csv "$tmp/out.csv"
+# What CLI11 would misread or name by neither file nor line is refused with both.
+printf '[train]\nloss-csv = "run#1.csv"\n' > "$tmp/hash.toml"
+expect "--config $tmp/hash.toml: line 2: a '#' inside quotes" train --config "$tmp/hash.toml"
+printf '[train]\nbogus = 3\n' > "$tmp/unknown.toml"
+expect "line 2: 'bogus' is no option of farnn train" train --config "$tmp/unknown.toml"
+printf '[train]\nhidden = 3\nhidden = 4\n' > "$tmp/twice.toml"
+expect "line 3: 'hidden' was given on line 2 already" train --config "$tmp/twice.toml"
+printf '[train]\nloss-csv = my loss.csv\n' > "$tmp/blank.toml"
+expect "line 2: more than one word after '='; quote a value with blanks" train --config "$tmp/blank.toml"
+printf '[train]\nlr = 0.05;x\n' > "$tmp/semi.toml"
+expect "line 2: ';' is no comment here" train --config "$tmp/semi.toml"
+printf 'hidden = 3\n' > "$tmp/nosection.toml"
+expect "line 1: an option outside the [train] section (there, spell it train.hidden)" train --config "$tmp/nosection.toml"
+printf '\xef\xbb\xbf[train]\n' > "$tmp/bom.toml"
+expect "line 1: the file starts with a byte-order mark" train --config "$tmp/bom.toml"
+# ... and what it reads right passes: a ; comment line, a # comment after a
+# quoted value, a quoted value with a blank, a bare flag, train.name before [train].
+printf 'train.epochs = 1\n[train]\n; ini comment\ntask = "sine" # the task\nhidden = 4\nsamples = 8\nquiet\nloss-csv = "%s/o k.csv"\n' \
+  "$tmp" > "$tmp/good.toml"
+if "$farnn" train --config "$tmp/good.toml" >/dev/null 2>&1 && [ -s "$tmp/o k.csv" ]; then
+  echo "ok: a config file with comments, a quoted blank, a flag and train.name reads"; rm -f "$tmp/o k.csv"
+else
+  echo "FAIL: the good config file was refused"; fail=1
+fi
+# Outputs: not an input, not each other, not a link (it would be replaced).
+cp "$ref/x.npy" "$tmp/in.npy"
+expect "--checkpoint $tmp/in.npy: the same file as the input --x" train --x "$tmp/in.npy" --y "$tmp/in.npy" \
+  --hidden 4 --checkpoint "$tmp/in.npy"
+expect "--out $ref/W.safetensors: the same file as the input --weights" grad --weights "$ref/W.safetensors" \
+  --input "$ref/x.npy" --grad-output "$ref/dy.npy" --hidden 5 --out "$ref/W.safetensors"
+expect "--loss-csv $tmp/./out.a: the same file as --checkpoint" train --task sine --hidden 4 --checkpoint "$tmp/out.a" \
+  --loss-csv "$tmp/./out.a"
+ln -s /dev/null "$tmp/link.csv"
+expect "--loss-csv $tmp/link.csv: exists and is not a plain file" train --task sine --hidden 4 --loss-csv "$tmp/link.csv"
+# Adam has no momentum; an update that overflows ends the run before a checkpoint keeps it.
+expect "--momentum applies to --optimizer sgd" train --task sine --hidden 4 --momentum 0.9 --checkpoint "$tmp/out.st"
+expect "the update of step 1 made a parameter non-finite" train --task sine --hidden 4 --samples 8 --batch 8 \
+  --steps 10 --lr 3.4e38 --checkpoint "$tmp/out.st"
 # Malformed lines are named by file and line (CLI11 said "INI was not able to parse").
 printf '[train]\ntask = "sine\n' > "$tmp/quote.toml"
 expect "--config $tmp/quote.toml: line 2: a quoted value must end with its quote" train --config "$tmp/quote.toml" \
   --loss-csv "$tmp/out.csv"
 printf '[train\n' > "$tmp/section.toml"
-expect "--config $tmp/section.toml: line 1: a section is [name]" train --config="$tmp/section.toml" \
+expect "--config $tmp/section.toml: line 1: farnn reads one section, [train]" train --config="$tmp/section.toml" \
   --loss-csv "$tmp/out.csv"
-printf '# runs\n\nhidden 3\n' > "$tmp/noeq.toml"
-expect "--config $tmp/noeq.toml: line 3: expected key = value: hidden 3" train --config "$tmp/noeq.toml" \
+printf '[train]\n# runs\n\nhidden 3\n' > "$tmp/noeq.toml"
+expect "--config $tmp/noeq.toml: line 4: expected option = value: hidden 3" train --config "$tmp/noeq.toml" \
   --loss-csv "$tmp/out.csv"
 grad=(grad --weights "$ref/W.safetensors" --input "$ref/x.npy" --grad-output "$ref/dy.npy" --out "$tmp/out.st")
 expect "cannot open" grad --weights "$tmp/missing.safetensors" --input "$ref/x.npy" --grad-output "$ref/dy.npy" \

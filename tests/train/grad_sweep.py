@@ -11,10 +11,10 @@ case. docs/training.md ("Agreement with PyTorch") quotes its results.
 
 Needs torch (Debian's python3-torch, 1.13) and numpy:
     /usr/bin/python3 tests/train/grad_sweep.py --farnn build/tools/farnn/farnn \
-        --work /tmp/grad_sweep --seeds 1-160
---weights small|large|all widens the weight scales (and scales x) beyond
-PyTorch's default initialization and +-0.1; cases whose worst tensor is over
-1e-5 keep their files under WORK/<seed> with the command line in `cmd`.
+        --work /tmp/grad_sweep --seeds 1-200
+--weights small|large|all adds weight scales beyond PyTorch's default
+initialization and +-0.1. Every case keeps its files under WORK/<seed>,
+with the command line in `cmd`, to rerun the ones over 1e-5 by hand.
 """
 
 import argparse

@@ -139,6 +139,17 @@ TEST(Trainer, BatchesAboveTheDeviceMaximumAreSplit) {
   EXPECT_EQ(sim->counters().forwards, 2u);
 }
 
+// Runs `f`, which must throw std::invalid_argument whose message holds `phrase`.
+template <class F>
+void expect_invalid(F f, const std::string& phrase) {
+  try {
+    f();
+    ADD_FAILURE() << "no error; expected one with: " << phrase;
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(phrase), std::string::npos) << e.what();
+  }
+}
+
 TEST(Trainer, RefusesBadDatasets) {
   auto dev = Device::open("model://");
   auto be = make_cpu_backend(1);
@@ -146,8 +157,8 @@ TEST(Trainer, RefusesBadDatasets) {
   Dataset d = synthetic_task("adding", 8, 4, 1);
   EXPECT_NO_THROW(t.check_dataset(d, "d"));
   Dataset nan = d;
-  nan.x.data[3] = std::nanf("");
-  EXPECT_THROW(t.check_dataset(nan, "d"), std::invalid_argument);
+  nan.x.data[3] = std::nanf("");  // x is (8, 4, 2): flat 3 is (0, 1, 1)
+  expect_invalid([&] { t.check_dataset(nan, "d"); }, "d: inputs hold a non-finite value (nan) at (0, 1, 1)");
   Dataset shape = d;
   shape.y.shape = {4, 2};
   shape.y.data.resize(8);
@@ -157,6 +168,20 @@ TEST(Trainer, RefusesBadDatasets) {
   EXPECT_THROW(t.check_dataset(len, "d"), std::invalid_argument);
   Dataset width = synthetic_task("sine", 8, 4, 1);  // 1 feature, the model takes 2
   EXPECT_THROW(t.check_dataset(width, "d"), std::invalid_argument);
+  // Per-step targets past a sequence's length are padding the loss never
+  // reads: anything goes there (PyTorch pads labels with -100); inside, a
+  // bad value is named by its position. Inputs are checked everywhere.
+  Trainer one(small_config(CellKind::kLstm, 1, 4, 1, false), *dev, *be);
+  Dataset pad = synthetic_task("sine", 8, 4, 1);  // y is (8, 4, 1)
+  pad.lengths = {8, 3, 8, 8};
+  pad.y.data[(5 * 4 + 1) * 1] = std::nanf("");  // step 5 of sequence 1: padding
+  EXPECT_NO_THROW(one.check_dataset(pad, "p"));
+  pad.y.data[(2 * 4 + 1) * 1] = std::nanf("");  // step 2 of sequence 1: read
+  expect_invalid([&] { one.check_dataset(pad, "p"); }, "p: targets hold a non-finite value (nan) at (2, 1, 0)");
+  Dataset pad_x = synthetic_task("sine", 8, 4, 1);
+  pad_x.lengths = {8, 3, 8, 8};
+  pad_x.x.data[5 * 4 + 1] = std::nanf("");  // padding, but it enters the input GEMM
+  expect_invalid([&] { one.check_dataset(pad_x, "p"); }, "p: inputs hold a non-finite value (nan) at (5, 1, 0)");
   EXPECT_THROW(synthetic_task("mnist", 8, 4, 1), std::invalid_argument);
 }
 

@@ -20,8 +20,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
+#include <map>
 #include <numeric>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "farnn/grad.hpp"
@@ -76,7 +79,7 @@ std::vector<int> read_lengths(const std::string& path, const io::Tensor& x) {
     const float v = t.data[i];
     if (!(v >= 1) || v != std::floor(v) || v > static_cast<float>(steps)) {
       std::ostringstream value;
-      value << v;
+      value << std::setprecision(9) << v;  // a whole length in full (12345678, not 1.23457e+07)
       throw std::invalid_argument(path + ": length " + value.str() + " of sequence " + std::to_string(i) +
                                   " is not a whole number in 1.." + std::to_string(steps) +
                                   " (the input's T)");
@@ -95,6 +98,14 @@ void check_output_path(const std::string& path, const std::string& flag) {
   if (std::filesystem::is_directory(p, ec)) {
     throw std::invalid_argument(flag + " " + path + ": is a folder; give a file name");
   }
+  // An output is written beside its path and renamed over it: a link, a
+  // device or a pipe there would be replaced by a plain file, not written.
+  const auto st = std::filesystem::symlink_status(p, ec);
+  if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
+    throw std::invalid_argument(flag + " " + path +
+                                ": exists and is not a plain file (a link, device or pipe), which writing it "
+                                "would replace; give a file name");
+  }
   const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
   if (!std::filesystem::is_directory(dir, ec) || access(dir.c_str(), W_OK) != 0) {
     throw std::invalid_argument(flag + " " + path + ": cannot write into " + dir.string() +
@@ -102,31 +113,112 @@ void check_output_path(const std::string& path, const std::string& flag) {
   }
 }
 
-// The --config file, line by line, before CLI11 reads it (its own errors
-// name neither the file nor the line, and call it INI): each line blank, a
-// # comment, a [section] or key = value, a quoted value closed by its quote.
-void check_config_file(const std::string& path) {
-  std::ifstream in(path);
+// The --config file, line by line, before CLI11 reads it: its own errors
+// name neither the file nor the line ("INI was not able to parse ..."), and
+// it reads some lines otherwise than TOML does (a '#' inside quotes starts
+// its comment; ';' or a blank splits an unquoted value). Lines: blank, a #
+// or ; comment, the [train] section, and inside it `option = value` or a
+// bare `flag` (true), where the option is one of `known` (the long names;
+// train.name before any section), given once, and the value one word, a number, or a
+// quoted string without '#', with an optional # comment after it.
+void check_config_file(const std::string& path, const std::set<std::string>& known) {
+  std::ifstream in(path, std::ios::binary);
   if (!in) return;  // CLI11 says the file was not readable
   std::string line;
+  std::map<std::string, int> seen;
+  bool in_train = false;
   for (int n = 1; std::getline(in, line); ++n) {
     const auto at = [&](const std::string& why) {
       return std::invalid_argument("--config " + path + ": line " + std::to_string(n) + ": " + why + ": " + line);
     };
+    if (n == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) throw at("the file starts with a byte-order mark; save it without one");
     const size_t b = line.find_first_not_of(" \t\r");
-    if (b == std::string::npos || line[b] == '#') continue;
+    if (b == std::string::npos || line[b] == '#' || line[b] == ';') continue;
     const size_t e = line.find_last_not_of(" \t\r");
     const std::string text = line.substr(b, e - b + 1);
     if (text.front() == '[') {
-      if (text.back() != ']' || text.size() < 3) throw at("a section is [name]");
+      if (text != "[train]") throw at("farnn reads one section, [train]");
+      in_train = true;
       continue;
     }
     const size_t eq = text.find('=');
-    if (eq == std::string::npos || eq == 0) throw at("expected key = value");
+    if (eq == 0) throw at("expected option = value");
+    const size_t key_end = eq == std::string::npos ? text.find_first_of(" \t#") : eq;
+    std::string key = text.substr(0, key_end);
+    key.erase(key.find_last_not_of(" \t") + 1);
+    // Before any section the options are spelt train.name; inside [train], name.
+    if (!in_train && key.rfind("train.", 0) == 0) {
+      key = key.substr(6);
+    } else if (!in_train) {
+      throw at("an option outside the [train] section (there, spell it train." + key + ")");
+    }
+    if (!known.count(key)) throw at("'" + key + "' is no option of farnn train (the long names, as in --help)");
+    if (seen.count(key)) throw at("'" + key + "' was given on line " + std::to_string(seen[key]) + " already");
+    seen[key] = n;
+    if (eq == std::string::npos) {  // a bare flag
+      const size_t r = key_end == std::string::npos ? key_end : text.find_first_not_of(" \t", key_end);
+      if (r != std::string::npos && text[r] != '#') throw at("expected option = value");
+      continue;
+    }
     const size_t v = text.find_first_not_of(" \t", eq + 1);
-    if (v == std::string::npos) throw at("the value is missing");
+    if (v == std::string::npos || text[v] == '#') throw at("the value is missing");
     const char q = text[v];
-    if ((q == '"' || q == '\'') && (text.size() - v < 2 || text.back() != q)) throw at("a quoted value must end with its quote");
+    std::string rest;
+    if (q == '"' || q == '\'') {
+      const size_t close = text.find(q, v + 1);
+      if (close == std::string::npos) throw at("a quoted value must end with its quote");
+      if (text.find('#', v + 1) < close) throw at("a '#' inside quotes (the config reader takes it for a comment)");
+      rest = text.substr(close + 1);
+    } else {
+      const size_t word = text.find_first_of(" \t#", v);
+      if (text.compare(v, 1, "[") == 0) throw at("a list; every option takes one value");
+      rest = word == std::string::npos ? "" : text.substr(word);
+      if (text.substr(v, word - v).find(';') != std::string::npos) throw at("';' is no comment here; use '#'");
+    }
+    const size_t r = rest.find_first_not_of(" \t");
+    if (r != std::string::npos && rest[r] != '#') throw at("more than one word after '='; quote a value with blanks");
+  }
+}
+
+// The outputs of one command (flag, path; empty = not asked for): each
+// writable (check_output_path), no two the same file, and none of them one
+// of the inputs (a checkpoint written over the training data destroyed it).
+void check_output_paths(const std::vector<std::pair<std::string, std::string>>& outputs,
+                        const std::vector<std::pair<std::string, std::string>>& inputs) {
+  const auto same = [](const std::string& a, const std::string& b) {
+    std::error_code ec;
+    if (std::filesystem::equivalent(a, b, ec)) return true;  // both exist: one file (links, ./, ..)
+    // Else by name: absolute, links in the existing part resolved, . and .. folded.
+    const auto name = [&](const std::string& p) {
+      return std::filesystem::weakly_canonical(std::filesystem::absolute(p, ec), ec).lexically_normal();
+    };
+    return name(a) == name(b);
+  };
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const auto& [flag, path] = outputs[i];
+    if (path.empty()) continue;
+    check_output_path(path, flag);
+    for (size_t j = 0; j < i; ++j) {
+      if (!outputs[j].second.empty() && same(path, outputs[j].second)) {
+        throw std::invalid_argument(flag + " " + path + ": the same file as " + outputs[j].first +
+                                    "; give each output a file of its own");
+      }
+    }
+    for (const auto& [in_flag, in_path] : inputs) {
+      if (!in_path.empty() && same(path, in_path)) {
+        throw std::invalid_argument(flag + " " + path + ": the same file as the input " + in_flag +
+                                    ", which writing it would destroy");
+      }
+    }
+  }
+}
+
+// A sequence longer than the device takes is refused before the run (it
+// failed in the first step's FORWARD, after the banner).
+void check_steps(int64_t steps, const Device& dev, const std::string& source) {
+  if (steps > dev.caps().max_steps) {
+    throw std::invalid_argument(source + ": sequences of " + std::to_string(steps) + " steps; the device takes at most " +
+                                std::to_string(dev.caps().max_steps));
   }
 }
 
@@ -219,7 +311,8 @@ int cmd_info(const std::string& uri) {
 int cmd_grad(const ModelFlags& m, const std::string& uri, const std::string& fault,
              const std::string& backend_name, const std::string& weights, const std::string& input,
              const std::string& grad_output, const std::string& lengths, const std::string& out) {
-  check_output_path(out, "--out");
+  check_output_paths({{"--out", out}}, {{"--weights", weights}, {"--input", input}, {"--grad-output", grad_output},
+                                      {"--lengths", lengths}});
   GradInputs in;
   in.weights = io::read_safetensors(weights);
   // A farnn train checkpoint also holds the linear head, which grad has no
@@ -251,6 +344,7 @@ int cmd_grad(const ModelFlags& m, const std::string& uri, const std::string& fau
   }
   auto backend = make_backend(backend_name);
   auto dev = open_device(uri, fault);
+  check_steps(static_cast<int64_t>(in.x.shape[0]), *dev, input);
   const io::TensorList result = compute_grad(m.config(1), *dev, *backend, in);
   io::write_safetensors(out, result);
   std::printf("farnn grad: %zu tensors -> %s\n", result.size(), out.c_str());
@@ -287,16 +381,16 @@ int cmd_compare(const std::string& a_path, const std::string& b_path, double rto
 
 struct TrainFlags {
   std::string task, x, y, lengths, checkpoint, loss_csv, plot, trace, backend = "cpu";
+  std::string config;  // --config, an input too
   int steps = 50, samples = 256, threads = 0;
   bool quiet = false;
 };
 
 int cmd_train(const ModelFlags& m, TrainConfig cfg, const TrainFlags& f, const std::string& uri) {
   // Everything is read and checked before anything runs or is written.
-  check_output_path(f.checkpoint, "--checkpoint");
-  check_output_path(f.loss_csv, "--loss-csv");
-  check_output_path(f.plot, "--plot");
-  check_output_path(f.trace, "--trace");
+  check_output_paths({{"--checkpoint", f.checkpoint}, {"--loss-csv", f.loss_csv}, {"--plot", f.plot},
+                      {"--trace", f.trace}},
+                     {{"--x", f.x}, {"--y", f.y}, {"--lengths", f.lengths}, {"--config", f.config}});
   Dataset data;
   std::string source;
   if (!f.task.empty()) {
@@ -312,6 +406,7 @@ int cmd_train(const ModelFlags& m, TrainConfig cfg, const TrainFlags& f, const s
     data.lengths = read_lengths(f.lengths, data.x);
   }
   if (data.x.shape.size() != 3) throw std::invalid_argument(source + ": inputs must be (T, N, I), got " + data.x.shape_string());
+  if (data.features() < 1) throw std::invalid_argument(source + ": inputs " + data.x.shape_string() + " have no features");
   cfg.stack = m.config(data.features());
   if (cfg.outputs == 0) {  // from the data: mse -> last dim of the targets; ce -> max label + 1
     if (cfg.loss == "ce") {
@@ -329,6 +424,7 @@ int cmd_train(const ModelFlags& m, TrainConfig cfg, const TrainFlags& f, const s
   cfg.validate();
   auto backend = make_backend(f.backend, f.threads);
   auto dev = Device::open(uri);
+  check_steps(data.steps(), *dev, source);
   Trace trace;
   Trainer trainer(cfg, *dev, *backend, f.trace.empty() ? nullptr : &trace);
   trainer.check_dataset(data, source);
@@ -358,8 +454,9 @@ int cmd_train(const ModelFlags& m, TrainConfig cfg, const TrainFlags& f, const s
         const StepStats st = trainer.step(data, idx);
         losses.push_back(st.loss);
         sum += st.loss;
-        csv += std::to_string(losses.size()) + "," + std::to_string(epoch) + "," +
-               std::to_string(st.loss) + "," + std::to_string(st.grad_norm) + "\n";
+        char row[96];  // 9 significant digits: the loss and the norm as a float32 holds them, at any size
+        std::snprintf(row, sizeof row, "%zu,%d,%.9g,%.9g\n", losses.size(), epoch, st.loss, st.grad_norm);
+        csv += row;
         const double secs =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         if (tty) {
@@ -373,7 +470,7 @@ int cmd_train(const ModelFlags& m, TrainConfig cfg, const TrainFlags& f, const s
       const double secs =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (tty) std::printf("\n");
-      std::printf("epoch %d/%d  mean loss %.6f  %.1f steps/s\n", epoch, cfg.epochs, sum / per_epoch,
+      std::printf("epoch %d/%d  mean loss %.6g  %.1f steps/s\n", epoch, cfg.epochs, sum / per_epoch,
                   losses.size() / secs);
       std::fflush(stdout);
       if (!f.checkpoint.empty()) {
@@ -409,7 +506,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   // `farnn train --config run.toml`: a [train] section of `option = value`
   // lines (the long option names); options on the command line win.
-  app.set_config("--config", "", "read options from a TOML file: a [train] section of option = value lines");
+  CLI::Option* config_opt =
+      app.set_config("--config", "", "read options from a TOML file: a [train] section of option = value lines");
   app.fallthrough();
   app.allow_config_extras(false);  // a misspelt key is an error, never ignored
   std::string uri = "model://";
@@ -465,7 +563,7 @@ int main(int argc, char** argv) {
   tr->add_option("--loss", tc.loss, "mse or ce")->check(CLI::IsMember({"mse", "ce"}));
   tr->add_option("--optimizer", tc.optimizer, "adam or sgd")->check(CLI::IsMember({"adam", "sgd"}));
   tr->add_option("--lr", tc.lr, "learning rate");
-  tr->add_option("--momentum", tc.momentum, "SGD momentum");
+  auto* momentum_opt = tr->add_option("--momentum", tc.momentum, "SGD momentum");
   tr->add_option("--clip", tc.clip, "max global gradient norm (0: off)");
   tr->add_option("--batch", tc.batch, "sequences per step")->check(CLI::Range(1, 1 << 16));
   tr->add_option("--epochs", tc.epochs, "passes over the data")->check(CLI::Range(1, 1 << 20));
@@ -482,10 +580,14 @@ int main(int argc, char** argv) {
   tr->add_flag("--quiet", tf.quiet, "no progress bar");
 
   try {
+    std::set<std::string> known;
+    for (const CLI::Option* o : tr->get_options()) {
+      for (const std::string& name : o->get_lnames()) known.insert(name);
+    }
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
-      if (a == "--config" && i + 1 < argc) check_config_file(argv[i + 1]);
-      if (a.rfind("--config=", 0) == 0) check_config_file(a.substr(9));
+      if (a == "--config" && i + 1 < argc) check_config_file(argv[i + 1], known);
+      if (a.rfind("--config=", 0) == 0) check_config_file(a.substr(9), known);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "farnn: error: %s\n", e.what());
@@ -494,7 +596,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    // One "farnn: error:" line, as for every other bad input.
+    std::fprintf(stderr, "farnn: error: %s\nRun with --help for more information.\n", e.what());
+    return 2;
   }
   try {
     if (*info) return cmd_info(uri);
@@ -502,7 +607,14 @@ int main(int argc, char** argv) {
     if (*grad)
       return cmd_grad(gm, uri, fault, grad_backend, weights, input, grad_output, lengths, out);
     if (*compare) return cmd_compare(a_path, b_path, rtol);
-    if (*tr) return cmd_train(tm, tc, tf, uri);
+    if (*tr) {
+      if (config_opt->count()) tf.config = config_opt->as<std::string>();
+      // Adam keeps moments of its own: a momentum given for it would be ignored.
+      if (momentum_opt->count() && tc.optimizer != "sgd") {
+        throw std::invalid_argument("--momentum applies to --optimizer sgd; Adam (the default) has no such setting");
+      }
+      return cmd_train(tm, tc, tf, uri);
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "farnn: error: %s\n", e.what());
     return 2;
