@@ -70,6 +70,9 @@ TEST(SimDevice, UriOptionsAreChecked) {
   expect_error<InvalidArgumentError>([] { Device::open("sim://?core_mhz=250000000"); }, "from 1 to 1000");
   expect_error<InvalidArgumentError>([] { Device::open("sim://?card_mib=17592186044417"); }, "from 1 to 65536");
   expect_error<InvalidArgumentError>([] { Device::open("sim://?watchdog_us=0"); }, "watchdog_us=0 must be");
+  // The seed's bound itself opens (numbers were cut at 18 digits, 2^62 has 19).
+  EXPECT_NO_THROW(Device::open("sim://?seed=4611686018427387904"));
+  expect_error<InvalidArgumentError>([] { Device::open("sim://?seed=4611686018427387905"); }, "seed=4611686018427387905 must be");
   auto dev = Device::open("sim://?pes=4&hidden=32&batch=4&pcie=gen4x16&core_mhz=250");
   EXPECT_DOUBLE_EQ(dev->caps().clock_mhz, 250.0);
   EXPECT_NE(dev->caps().description.find("gen4x16"), std::string::npos);
