@@ -66,6 +66,11 @@ expect "--loss-csv $tmp/link.csv: exists and is not a plain file" train --task s
 expect "--momentum applies to --optimizer sgd" train --task sine --hidden 4 --momentum 0.9 --checkpoint "$tmp/out.st"
 expect "the update of step 1 made a parameter non-finite" train --task sine --hidden 4 --samples 8 --batch 8 \
   --steps 10 --lr 3.4e38 --checkpoint "$tmp/out.st"
+# A run that fails keeps the record of the steps that ran (the loss curve says why).
+expect "the record of its 1 steps is in $tmp/rec.csv" train --task sine --hidden 4 --samples 16 --batch 8 \
+  --epochs 4 --optimizer sgd --momentum 0 --clip 0 --lr 1e30 --loss-csv "$tmp/rec.csv"
+if [ "$(wc -l < "$tmp/rec.csv")" = 2 ]; then echo "ok: the failed run's loss CSV holds its step"; else
+  echo "FAIL: the failed run's loss CSV is missing or wrong"; fail=1; fi
 # Malformed lines are named by file and line (CLI11 said "INI was not able to parse").
 printf '[train]\ntask = "sine\n' > "$tmp/quote.toml"
 expect "--config $tmp/quote.toml: line 2: a quoted value must end with its quote" train --config "$tmp/quote.toml" \
@@ -171,6 +176,10 @@ if "$farnn" train --x "$ref/x.npy" --y "$tmp/labels.npy" --loss ce --hidden 4 --
 else
   echo "FAIL: int64 class indices refused"; fail=1
 fi
+# MSE targets of one output per sequence may come as (N,).
+npy "$tmp/targets.npy" '<f4' f 0.5 -1 2
+if "$farnn" train --x "$ref/x.npy" --y "$tmp/targets.npy" --hidden 3 --epochs 1 --quiet >/dev/null 2>&1; then
+  echo "ok: (N,) MSE targets read as (N, 1)"; else echo "FAIL: (N,) MSE targets refused"; fail=1; fi
 expect "targets have shape (4, 3, 3), expected (4, 3, 2)" train --hidden 4 --x "$ref/x.npy" --y "$ref/x.npy" \
   --outputs 2 --checkpoint "$tmp/out.st"
 expect "--lr must be a positive number" train --hidden 4 --task sine --lr -1 --checkpoint "$tmp/out.st"

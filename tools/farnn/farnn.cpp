@@ -386,6 +386,20 @@ struct TrainFlags {
   bool quiet = false;
 };
 
+// The loss CSV, the plot and the trace a run asked for, of the steps that
+// ran; returns "; the record of N steps is in ..." naming what it wrote.
+std::string write_run_outputs(const TrainFlags& f, const TrainConfig& cfg, const std::string& csv,
+                              const std::vector<double>& losses, const Trace& trace) {
+  std::string wrote;
+  if (!f.loss_csv.empty()) io::write_file_atomic(f.loss_csv, csv), wrote += " " + f.loss_csv;
+  if (!f.plot.empty()) {
+    write_loss_svg(f.plot, losses, "farnn train: " + cfg.stack.describe() + " loss");
+    wrote += " " + f.plot;
+  }
+  if (!f.trace.empty()) trace.write_json(f.trace), wrote += " " + f.trace;
+  return wrote.empty() ? "" : "; the record of its " + std::to_string(losses.size()) + " steps is in" + wrote;
+}
+
 int cmd_train(const ModelFlags& m, TrainConfig cfg, const TrainFlags& f, const std::string& uri) {
   // Everything is read and checked before anything runs or is written.
   check_output_paths({{"--checkpoint", f.checkpoint}, {"--loss-csv", f.loss_csv}, {"--plot", f.plot},
@@ -402,6 +416,8 @@ int cmd_train(const ModelFlags& m, TrainConfig cfg, const TrainFlags& f, const s
     data.x = io::read_npy(f.x);
     // Class indices (--loss ce) may come as integers.
     data.y = io::read_npy(f.y, cfg.loss == "ce" ? io::NpyValues::kWholeNumbers : io::NpyValues::kFloat32);
+    // MSE targets of one output per sequence may come as (N,): read as (N, 1).
+    if (cfg.loss != "ce" && data.y.shape.size() == 1) data.y.shape.push_back(1);
     source = f.x + " / " + f.y;
     data.lengths = read_lengths(f.lengths, data.x);
   }
@@ -479,20 +495,30 @@ int cmd_train(const ModelFlags& m, TrainConfig cfg, const TrainFlags& f, const s
       }
     }
   } catch (const std::exception& e) {
-    if (saved_epoch == 0) throw;
-    throw std::runtime_error(std::string(e.what()) + "; " + f.checkpoint +
-                             " keeps the state after epoch " + std::to_string(saved_epoch) +
-                             " of " + std::to_string(cfg.epochs));
+    // The steps that ran keep their record: the loss curve and the trace of a
+    // run that diverged are what tells why.
+    std::string kept;
+    if (!losses.empty()) {
+      try {
+        kept = write_run_outputs(f, cfg, csv, losses, trace);
+      } catch (const std::exception& w) {
+        kept = std::string("; writing the record of the steps that ran failed too: ") + w.what();
+      }
+    }
+    if (saved_epoch > 0) {
+      kept += "; " + f.checkpoint + " keeps the state after epoch " + std::to_string(saved_epoch) + " of " +
+              std::to_string(cfg.epochs);
+    }
+    if (kept.empty()) throw;
+    throw std::runtime_error(e.what() + kept);
   }
   const Counters c = dev->counters();
   std::printf("device: %llu FORWARD, %llu BACKWARD, %llu LOAD, %.3g MACs, %.3g words in, %.3g words out\n",
               static_cast<unsigned long long>(c.forwards), static_cast<unsigned long long>(c.backwards),
               static_cast<unsigned long long>(c.loads), static_cast<double>(c.macs),
               static_cast<double>(c.words_read), static_cast<double>(c.words_written));
-  if (!f.loss_csv.empty()) io::write_file_atomic(f.loss_csv, csv);
-  if (!f.plot.empty()) write_loss_svg(f.plot, losses, "farnn train: " + cfg.stack.describe() + " loss");
+  write_run_outputs(f, cfg, csv, losses, trace);
   if (!f.trace.empty()) {
-    trace.write_json(f.trace);
     std::printf("trace: %s (device and compute overlap %.1f ms)\n", f.trace.c_str(),
                 trace.overlap_us("device", "compute") / 1000);
   }
