@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -105,8 +106,39 @@ void validate_tensor(const Tensor& t, const std::string& what) {
 
 }  // namespace detail
 
+namespace {
+
+// The temporary file being written, for the stop-signal handler to remove:
+// the name is complete before the flag is set.
+char g_temp_name[4096];
+volatile std::sig_atomic_t g_temp_set = 0;
+
+// Publishes `tmp` while it exists; unpublishes on destruction.
+struct TempPublished {
+  explicit TempPublished(const std::string& tmp) {
+    if (tmp.size() >= sizeof g_temp_name) return;  // too long to publish: left to the caller
+    std::memcpy(g_temp_name, tmp.c_str(), tmp.size() + 1);
+    g_temp_set = 1;
+  }
+  ~TempPublished() { g_temp_set = 0; }
+};
+
+void on_stop_signal(int sig) {
+  if (g_temp_set) ::unlink(g_temp_name);  // async-signal-safe
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+}  // namespace
+
+void remove_temp_file_on_stop_signals() {
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
+}
+
 void write_file_atomic(const std::string& path, std::string_view bytes) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const TempPublished published(tmp);
   auto fail = [&](const std::string& what, int err) {
     std::remove(tmp.c_str());
     throw std::runtime_error(path + ": cannot write: " + what + ": " + std::strerror(err));

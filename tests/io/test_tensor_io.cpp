@@ -15,7 +15,13 @@
 #include <random>
 #include <string>
 
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include "farnn/tensor_io.hpp"
 
@@ -621,6 +627,46 @@ TEST(Writers, IoFailureThrowsNamingPathAndLeavesNoFile) {
   EXPECT_EQ(dir.entries(), 1u);
 }
 
+// A process stopped by SIGTERM or SIGINT in the middle of write_file_atomic
+// leaves no temporary file once remove_temp_file_on_stop_signals() is in
+// place. Deterministic: the temporary name is made a FIFO before the child
+// writes, so the child blocks in that write with the file published (its
+// 1 MiB do not fit the pipe), and the signal comes while it is there.
+TEST(Writers, AStopSignalMidWriteLeavesNoTemporaryFile) {
+  for (int sig : {SIGTERM, SIGINT}) {
+    TempDir dir;
+    const std::string out = dir.file("out.bin");
+    int go[2];
+    ASSERT_EQ(::pipe(go), 0);
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      remove_temp_file_on_stop_signals();
+      char c;
+      if (::read(go[0], &c, 1) != 1) std::_Exit(3);
+      write_file_atomic(out, std::string(1 << 20, 'x'));
+      std::_Exit(0);  // not reached: the write blocks until the signal
+    }
+    const std::string tmp = out + ".tmp." + std::to_string(child);
+    ASSERT_EQ(::mkfifo(tmp.c_str(), 0600), 0);
+    ASSERT_EQ(::write(go[1], "g", 1), 1);
+    const int reader = ::open(tmp.c_str(), O_RDONLY);  // meets the child's open
+    ASSERT_GE(reader, 0);
+    pollfd pf{reader, POLLIN, 0};
+    ASSERT_EQ(::poll(&pf, 1, 30000), 1) << "the child never wrote";  // it is in its write now
+    ASSERT_EQ(::kill(child, sig), 0);
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ::close(reader);
+    ::close(go[0]);
+    ::close(go[1]);
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == sig) << "the signal no longer ends the process";
+    EXPECT_FALSE(fs::exists(fs::symlink_status(tmp))) << strsignal(sig) << " left " << tmp;
+    EXPECT_FALSE(fs::exists(out));
+  }
+}
+
+// ----------------------------------------------------------------------- fuzz
 // ----------------------------------------------------------------------- fuzz
 
 // Mutates valid files and parses each result: it must either parse to tensors

@@ -528,6 +528,8 @@ int cmd_train(const ModelFlags& m, TrainConfig cfg, const TrainFlags& f, const s
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Ctrl-C or SIGTERM mid-write leaves no temporary output file behind.
+  io::remove_temp_file_on_stop_signals();
   CLI::App app{"farnn: train recurrent networks with the recurrence on the FARNN engine"};
   app.require_subcommand(1);
   // `farnn train --config run.toml`: a [train] section of `option = value`

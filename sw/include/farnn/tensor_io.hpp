@@ -69,6 +69,10 @@ double max_relative_error(const Tensor& a, const Tensor& b);
 // it to path; std::runtime_error naming path on failure, with the temporary
 // file removed.
 void write_file_atomic(const std::string& path, std::string_view bytes);
+// Installs SIGINT and SIGTERM handlers that remove the temporary file
+// write_file_atomic is writing, if any, then end the process as the signal
+// would have: a program stopped mid-write leaves nothing half-written.
+void remove_temp_file_on_stop_signals();
 
 namespace detail {  // shared by the format files, not part of the API
 
