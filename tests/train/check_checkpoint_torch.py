@@ -18,18 +18,12 @@ import tempfile
 import numpy as np
 import torch
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_grad_reference  # noqa: E402
+
 
 def read_safetensors(path):
-    raw = open(path, "rb").read()
-    n = struct.unpack("<Q", raw[:8])[0]
-    header = json.loads(raw[8:8 + n])
-    out = {}
-    for name, e in header.items():
-        if name == "__metadata__":
-            continue
-        b, end = e["data_offsets"]
-        out[name] = torch.from_numpy(np.frombuffer(raw[8 + n + b:8 + n + end], dtype="<f4").reshape(e["shape"]).copy())
-    return out
+    return {k: torch.from_numpy(v) for k, v in torch_grad_reference.read_safetensors(path).items()}
 
 
 def main():

@@ -30,23 +30,10 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_grad_reference import write_safetensors  # noqa: E402
+from torch_grad_reference import read_safetensors, write_safetensors  # noqa: E402
 
 TOLERANCE = 1e-5
 SCALES = {"normal": ["default", "0.1"], "small": ["0.01", "0.001", "0.0001"], "large": ["2", "4"]}
-
-
-def read_safetensors(path):
-    raw = open(path, "rb").read()
-    n = struct.unpack("<Q", raw[:8])[0]
-    header = json.loads(raw[8:8 + n])
-    out = {}
-    for name, e in header.items():
-        if name == "__metadata__":
-            continue
-        b, end = e["data_offsets"]
-        out[name] = np.frombuffer(raw[8 + n + b:8 + n + end], dtype="<f4").reshape(e["shape"]).astype(np.float64)
-    return out
 
 
 def draw_case(seed, scales):
@@ -118,6 +105,7 @@ def write_case(c, d, farnn):
 
 
 def relative(have, want):
+    have, want = have.astype(np.float64), want.astype(np.float64)
     top = np.abs(want).max()
     return float(np.abs(have - want).max() / top) if top > 0 else float(np.abs(have).max())
 

@@ -45,6 +45,20 @@ def write_safetensors(path, tensors):
         f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
 
 
+def read_safetensors(path):
+    """The F32 tensors of a safetensors file: name -> numpy float32 array."""
+    raw = open(path, "rb").read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8:8 + n])
+    out = {}
+    for name, e in header.items():
+        if name == "__metadata__":
+            continue
+        b, end = e["data_offsets"]
+        out[name] = np.frombuffer(raw[8 + n + b:8 + n + end], dtype="<f4").reshape(e["shape"]).copy()
+    return out
+
+
 def make_case(out_dir, name, cell, inp, hidden, layers, bidir, steps, batch, seed):
     torch.manual_seed(seed)
     cls = torch.nn.LSTM if cell == "lstm" else torch.nn.GRU
