@@ -1023,10 +1023,7 @@ class CoreDevice final : public Device {
   // The core's own checks in front of every device's layer checks.
   std::vector<NamedCheck> self_checks() override {
     std::vector<NamedCheck> checks;
-    const auto check = [&](const std::string& name, std::function<std::string()> body) {
-      checks.push_back({name, std::move(body)});
-    };
-    check("scratch register", [this] {
+    checks.push_back({"scratch register", [this] {
       std::lock_guard<CoreMutex> lock(core_->m);
       for (uint32_t v : {0xa5a5a5a5u, 0x5a5a5a5au, 0xffffffffu, 0x00000000u, 0x12345678u}) {
         core_->wr(cr::kRegScratch, v);
@@ -1034,7 +1031,7 @@ class CoreDevice final : public Device {
         if (got != v) throw DeviceError("wrote " + hex(v) + ", read " + hex(got));
       }
       return std::string("5 patterns written and read back");
-    });
+    }});
     // A host word the core writes (SIGNAL), then one it waits on (WAIT polls
     // it): both directions of the host master. Each check has a buffer of its
     // own, so a fault that takes one's page away fails that check alone; they
@@ -1042,7 +1039,7 @@ class CoreDevice final : public Device {
     // it left queued may still write its word until then).
     const BufferPtr signal_word = alloc(16, Access::kReadWrite, "selftest SIGNAL word");
     const BufferPtr wait_word = alloc(16, Access::kReadWrite, "selftest WAIT word");
-    check("DMA write (SIGNAL to host memory)", [this, word = signal_word] {
+    checks.push_back({"DMA write (SIGNAL to host memory)", [this, word = signal_word] {
       cr::Descriptor d;
       d.op = cr::Op::kSignal;
       d.addr0 = word->bus_address();
@@ -1052,8 +1049,8 @@ class CoreDevice final : public Device {
       std::memcpy(&got, word->data(), 4);
       if (got != d.value) throw DeviceError("the word reads " + hex(got) + ", expected " + hex(d.value));
       return "the core wrote " + hex(d.value) + " at " + hex(d.addr0);
-    });
-    check("DMA read (WAIT on a host word)", [this, word = wait_word] {
+    }});
+    checks.push_back({"DMA read (WAIT on a host word)", [this, word = wait_word] {
       const uint32_t v = 0x00abcdefu;
       std::memcpy(word->data() + 1, &v, 4);
       cr::Descriptor d;
@@ -1063,8 +1060,8 @@ class CoreDevice final : public Device {
       d.watchdog = static_cast<uint32_t>(core_->clock_hz * 1e-3);  // 1 ms
       run_raw(d, "WAIT");
       return "the core read " + hex(v) + " at " + hex(d.addr0);
-    });
-    check("window refusal", [this] {
+    }});
+    checks.push_back({"window refusal", [this] {
       cr::Descriptor d;
       d.op = cr::Op::kSignal;
       d.addr0 = 0x40;  // below every mapping: in no window
@@ -1076,7 +1073,7 @@ class CoreDevice final : public Device {
         return std::string("a write to 0x40 was refused with ERR_WINDOW");
       }
       throw DeviceError("a write to 0x40, outside every window, was not refused");
-    });
+    }});
     for (NamedCheck& c : Device::self_checks()) checks.push_back(std::move(c));
     return checks;
   }
