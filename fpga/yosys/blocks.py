@@ -168,12 +168,12 @@ BLOCKS = {
                   "eq": FP_EQ, "doc": "FP32 multiplier, latency 5 (every cut registered)"},
     # -------------------------------------------------------------- act
     "fp_act": {"top": "fp_act", "params": {}, "quick": True, "mems": ACT_MEMS, "dsp": 1,
-               "eq": {"inputs": {"x_i": "rnd_pct(50) ? rnd_fp() : {$urandom_range(1), 8'(120 + $urandom_range(14)), 23'($urandom())}"},
+               "eq": {"inputs": {"x_i": "rnd_pct(50) ? rnd_fp() : {$urandom_range(1), 8'(100 + $urandom_range(34)), 23'($urandom())}"},
                       "activity": "rtl_out_valid_o && in_out_ready_i"},
                "doc": "sigmoid/tanh unit (table ROM + interpolation)"},
     "fp_act_x2": {"top": "fp_act", "params": {"NumLanes": 2}, "quick": True, "mems": ACT_MEMS, "dsp": 2,
                   "eq": {"inputs": {"x_i": "{" + ", ".join(["rnd_pct(50) ? rnd_fp() : {1'($urandom_range(1)), "
-                                                           "8'(120 + $urandom_range(14)), 23'($urandom())}"] * 2) + "}"},
+                                                           "8'(100 + $urandom_range(34)), 23'($urandom())}"] * 2) + "}"},
                          "activity": "|(rtl_out_valid_o & in_out_ready_i)"},
                   "doc": "two sigmoid/tanh lanes sharing one dual-port table"},
     # --------------------------------------------------------------- pe

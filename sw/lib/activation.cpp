@@ -1,6 +1,7 @@
 // Bit-accurate sigmoid / tanh model (see farnn/activation.hpp). Mirrors the
 // stages of rtl/act/fp_act.sv: decode and fixed-point conversion, table read,
-// interpolation, sign/function select, rounding to binary32.
+// interpolation, sign/function select, rounding to binary32; tanh's
+// small-argument path beside the table.
 #include "farnn/activation.hpp"
 
 #include <bit>
@@ -40,10 +41,10 @@ inline uint32_t sigma_q31(uint32_t a, uint32_t scale) {
   return y + static_cast<uint32_t>((d * f) >> kLutInterpBits);
 }
 
-// Non-negative Q1.31 value r (r <= 2^31) to binary32, round to nearest even.
-// r > 0 is at least 2^-31, so the result is always normal.
-inline uint32_t q31_to_float(uint32_t r) {
-  if (r == 0) return 0;
+// Positive r (0 < r < 2^32) with bit 31 worth 2^(e31 - 127) to binary32,
+// round to nearest even (e31 - lz >= 1: the result is normal). The table
+// path's Q1.31 results have e31 = 127 and r >= 1, so at least 2^-31.
+inline uint32_t to_float(uint32_t r, uint32_t e31) {
   const int lz = std::countl_zero(r);
   const uint32_t n = r << lz;  // leading one at bit 31
   const uint32_t mant = n >> 8;
@@ -51,7 +52,29 @@ inline uint32_t q31_to_float(uint32_t r) {
   const uint32_t sticky = (n & 0x7Fu) != 0;
   const uint32_t up = guard & (sticky | (mant & 1u));
   // A mantissa carry out of the rounding increment moves into the exponent.
-  return ((static_cast<uint32_t>(127 - lz) << 23) | (mant & 0x7FFFFFu)) + up;
+  return (((e31 - static_cast<uint32_t>(lz)) << 23) | (mant & 0x7FFFFFu)) + up;
+}
+
+inline uint32_t q31_to_float(uint32_t r) {
+  return r == 0 ? 0 : to_float(r, 127);
+}
+
+// tanh(|x|) for 2^-126 <= |x| < 2^-8 (bits `a`, biased exponent e in 1 .. 118),
+// relative to its result: |x| - |x|^3/3 (the next term, 2|x|^5/15, is below
+// 2^-34 of the result). With |x| = m * 2^(e-127), in units where the
+// significand's last bit is 2^7 (r = |x| * 2^(157-e)):
+//   |x|^3/3 = m^3/3 * 2^(2e-224) = T * 2^(2e-232),  T ~ m^3/3 * 2^8
+// (T from tanh_cube_word at the significand's top 8 fraction bits), taken as
+// floor((T << 4) >> (236 - 2e)): 0 once the shift reaches 14 (e <= 111),
+// where it is below 2^-26 of the result. r - that is in (2^29, 2^31).
+inline uint32_t tanh_small(uint32_t a) {
+  const uint32_t e = a >> 23;
+  const uint32_t m = (a & 0x7FFFFFu) | 0x800000u;
+  const uint32_t t =
+      tanh_cube_word(static_cast<int>((a >> (23 - kTanhCubeIndexBits)) & (kTanhCubeEntries - 1)));
+  const uint32_t sh = 236 - 2 * e;
+  const uint32_t corr = sh < 14 ? (t << 4) >> sh : 0;
+  return to_float((m << 7) - corr, e + 1);
 }
 
 }  // namespace
@@ -66,6 +89,8 @@ uint32_t sigmoid(uint32_t x) {
 uint32_t tanh(uint32_t x) {
   const uint32_t a = x & kAbsMask;
   if (a > kPosInf) return kCanonicalNan;
+  const uint32_t e = a >> 23;
+  if (e >= 1 && e <= kTanhSmallMaxExp) return tanh_small(a) | (x & kSignMask);
   const uint32_t y = sigma_q31(a, 1);
   // 2y - 1 in Q1.31; y >= 2^30 so the difference is non-negative and <= 2^31.
   return q31_to_float((y - (kQOne >> 1)) << 1) | (x & kSignMask);

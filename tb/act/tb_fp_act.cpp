@@ -8,8 +8,10 @@
 // Phases:
 //   1. directed values with no idle cycles and no backpressure: every special
 //      and boundary value (+-0, subnormals, +-Inf, NaNs, the saturation
-//      thresholds, the clamps 16 (sigmoid) and 8 (tanh), 2^-24 / 2^-25, every
-//      table knot k/256 and k/512, each with its neighbours, both signs);
+//      thresholds, the clamps 16 (sigmoid) and 8 (tanh), 2^-24 / 2^-25, the
+//      ends of tanh's small-argument path (2^-8) and of its correction
+//      (2^-15), every table knot k/256 and k/512, each with its neighbours,
+//      both signs);
 //      checks the latency is exactly act_pkg::ACT_LATENCY and that in_ready_o
 //      never drops (one result per lane per cycle; lane 1 takes the items in
 //      reverse order, so the two table ports read different knots);
@@ -162,11 +164,12 @@ void body(const Options& opt) {
       first_where(-1e30f, 0.0f, [](uint32_t x) { return act::sigmoid(x) != 0u; });
   const uint32_t tanh_one =
       first_where(0.0f, 1e30f, [](uint32_t x) { return act::tanh(x) == bits(1.0f); });
+  // The last two: tanh's small-argument path ends at 2^-8, its correction at 2^-15.
   std::vector<uint32_t> boundaries = {
-      sig_one,        sig_nonzero,    tanh_one,       bits(16.0f),     bits(8.0f),
-      bits(0x1p-24f), bits(0x1p-25f), bits(0x1p-23f), bits(0x1p-26f),  bits(1.0f),
-      bits(0.5f),     bits(2.0f),     bits(4.0f),     bits(0x1p-126f), 0x7F7FFFFFu,
-      bits(32.0f),    bits(15.0f),    bits(7.99f),    bits(1e-3f),     bits(0.25f)};
+      sig_one,        sig_nonzero,     tanh_one,       bits(16.0f),   bits(8.0f),  bits(0x1p-24f),
+      bits(0x1p-25f), bits(0x1p-23f),  bits(0x1p-26f), bits(1.0f),    bits(0.5f),  bits(2.0f),
+      bits(4.0f),     bits(0x1p-126f), 0x7F7FFFFFu,    bits(32.0f),   bits(15.0f), bits(7.99f),
+      bits(1e-3f),    bits(0.25f),     bits(0x1p-8f),  bits(0x1p-15f)};
   std::cout << "tb_fp_act: TagWidth=" << kTagWidth << ", sigmoid == 1.0 from "
             << std::bit_cast<float>(sig_one) << ", != 0 from " << std::bit_cast<float>(sig_nonzero)
             << ", tanh == 1.0 from " << std::bit_cast<float>(tanh_one) << std::endl;

@@ -4,7 +4,8 @@
 // 4099th input along the real line plus dense windows around 0, +-1, the
 // clamps +-8 / +-16, the saturation thresholds, +-Inf and table knots, and
 // every subnormal) with the same checks: max abs error vs float64 <= 1e-6,
-// monotone, tanh odd bit for bit, exact saturation, NaN -> canonical NaN.
+// monotone, tanh odd bit for bit, exact saturation, NaN -> canonical NaN;
+// tanh's small-argument path (2^-126 <= |x| < 2^-8) within 1 ulp of float64.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -79,7 +80,7 @@ TEST(Activation, SpecialValues) {
   EXPECT_EQ(sigmoid(0xFF7FFFFFu), 0u);
   EXPECT_EQ(tanh(0xFF7FFFFFu), bits(-1.0f));
   EXPECT_EQ(sigmoid(0x00800000u), bits(0.5f));
-  EXPECT_EQ(tanh(0x80800000u), 0x80000000u);  // -2^-126: far below the 2^-25 input step
+  EXPECT_EQ(tanh(0x80800000u), 0x80800000u);  // -2^-126: the small-argument path, tanh(x) = x
   // Float wrappers agree with the bit-pattern functions.
   for (float f : {-20.0f, -3.25f, -1e-3f, 0.3f, 7.9f, 15.99f}) {
     EXPECT_EQ(bits(sigmoidf(f)), sigmoid(bits(f)));
@@ -151,6 +152,12 @@ TEST(Activation, SampledSweep) {
     add_window(keys, bits_to_key(bits(c)), 1u << 15);
   }
   add_window(keys, bits_to_key(0x80000000u), 1u << 15);  // -0
+  // tanh's small-argument path: its end at 2^-8, where its correction starts
+  // (2^-15), the smallest normal.
+  for (float c : {0x1p-8f, 0x1p-15f, 0x1p-126f}) {
+    add_window(keys, bits_to_key(bits(c)), 1u << 12);
+    add_window(keys, bits_to_key(bits(-c)), 1u << 12);
+  }
   for (uint32_t k : {sig_one, sig_nonzero, tanh_one, tanh_not_m1}) add_window(keys, k, 1u << 14);
   add_window(keys, sweep::kPlusInfKey, 1u << 12);  // +Inf and the NaNs above it
   add_window(keys, sweep::kMinusInfKey, 1u << 12);
@@ -180,6 +187,7 @@ TEST(Activation, SampledSweep) {
     EXPECT_EQ(f->range_fail, 0u) << "first at x=" << flt(f->range_fail_x);
   }
   EXPECT_EQ(s.sym_fail, 0u) << "first at x=" << flt(s.sym_fail_x);
+  EXPECT_LE(s.tnh.max_ulp_small_in, 1.0) << "at x=" << flt(s.tnh.max_ulp_small_in_x);
 
   // The dense windows make the sampled thresholds exact.
   const auto ts = sweep::thresholds(s.sig), tt = sweep::thresholds(s.tnh);
@@ -195,6 +203,47 @@ TEST(Activation, SampledSweep) {
   EXPECT_LE(flt(tt.hi_from), kTanhClamp);
   EXPECT_GE(flt(tt.lo_upto), -kTanhClamp);
   EXPECT_EQ(tt.lo_upto, tt.hi_from ^ 0x80000000u) << "tanh thresholds not symmetric";
+}
+
+// tanh of 2^-126 <= |x| < 2^-8: x - x^3/3 from the 256-word table of m^3/3.
+TEST(Activation, TanhSmallArgumentPath) {
+  for (int j = 0; j < kTanhCubeEntries; ++j) {
+    const double m = 1.0 + (j + 0.5) / kTanhCubeEntries;
+    ASSERT_NEAR(double(tanh_cube_word(j)), m * m * m / 3 * 256, 0.5) << j;
+    ASSERT_LT(tanh_cube_word(j), 1u << kTanhCubeWordBits) << j;
+  }
+  auto ulp_err = [](uint32_t x) {
+    const uint32_t y = tanh(x);
+    const int e = static_cast<int>((y >> 23) & 0xFFu);
+    return std::fabs(double(flt(y)) - tanh_ref(flt(x))) / std::ldexp(1.0, std::max(e, 1) - 150);
+  };
+  // Every input of the top exponent (the largest correction), both signs.
+  double worst = 0;
+  uint32_t worst_x = 0;
+  for (uint32_t m = 0; m < (1u << 23); ++m) {
+    const uint32_t x = (kTanhSmallMaxExp << 23) | m;
+    const double e = ulp_err(x);
+    if (e > worst) worst = e, worst_x = x;
+    ASSERT_EQ(tanh(x | 0x80000000u), tanh(x) | 0x80000000u) << std::hex << x;
+  }
+  EXPECT_LE(worst, 1.0) << "at x=" << flt(worst_x);
+  EXPECT_GT(worst, 0.5);  // not correctly rounded everywhere: T is rounded
+  // Every exponent of the path, sampled; below 2^-15 the correction is 0 and
+  // tanh(x) = x (x^3/3 is below 2^-28 of it).
+  for (uint32_t e = 1; e <= kTanhSmallMaxExp; ++e) {
+    for (uint32_t m = 0; m < (1u << 23); m += 4099) {
+      const uint32_t x = (e << 23) | m;
+      ASSERT_LE(ulp_err(x), 1.0) << "x=" << flt(x);
+      if (e < 112) {
+        ASSERT_EQ(tanh(x), x) << std::hex << x;
+      }
+    }
+  }
+  // The correction at work: 2^-8 less one ulp sits below x, and the table
+  // path above it stays monotone.
+  const uint32_t below = bits(0x1p-8f) - 1;
+  EXPECT_LT(tanh(below), below);
+  EXPECT_LE(tanh(below), tanh(bits(0x1p-8f)));
 }
 
 TEST(Activation, EverySubnormalIsFlushed) {

@@ -23,7 +23,9 @@
 //   Y_LOW[k]      = (Y[k] - 2^30) mod 2^27   (27 bits: 2048 x 27 is three
 //                   2K x 9 block RAMs exactly)
 //   SEG_START[j]  = the first k with s(k) >= j + 1, j = 0 .. 6
-// so that Y[k] = 2^30 + 2^27 * #{j : k >= SEG_START[j]} + Y_LOW[k].
+// so that Y[k] = 2^30 + 2^27 * #{j : k >= SEG_START[j]} + Y_LOW[k],
+// and the table of tanh's small-argument path, TANH_CUBE[j] =
+// farnn::act::tanh_cube_word(j) (the model computes the same words).
 //
 // Usage: act_lut_gen [--out FILE] [--sv-out FILE] [--plain] [--report]
 //   --out FILE     write the .mem table to FILE (default: standard output)
@@ -40,6 +42,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "farnn/activation.hpp"
 
 namespace farnn::act_lut_gen {
 
@@ -141,6 +145,23 @@ std::string format_package(const std::vector<int64_t>& y, bool plain) {
     std::snprintf(word, sizeof word, "    %d'h%07llx%s  // %d\n", kLowBits,
                   static_cast<unsigned long long>(y[k] & low_mask), k > 0 ? "," : " ", k);
     os << word;
+  }
+  os << "  };\n\n"
+     << "  // tanh's small-argument path (fp_act_pipe): round(m^3/3 * 2^8) at the middle\n"
+     << "  // of significand interval j (its top " << act::kTanhCubeIndexBits
+     << " fraction bits), farnn::act::tanh_cube_word\n"
+     << "  // (entry j at bits [" << act::kTanhCubeWordBits << "*j +: " << act::kTanhCubeWordBits
+     << "]).\n"
+     << "  localparam int unsigned TANH_CUBE_INDEX_WIDTH = " << act::kTanhCubeIndexBits << ";\n"
+     << "  localparam int unsigned TANH_CUBE_WIDTH = " << act::kTanhCubeWordBits << ";\n"
+     << "  localparam logic [" << act::kTanhCubeEntries << "*TANH_CUBE_WIDTH-1:0] TANH_CUBE = {\n";
+  for (int j = act::kTanhCubeEntries - 1; j >= 0; --j) {
+    const uint32_t t = act::tanh_cube_word(j);
+    if (t >> act::kTanhCubeWordBits) {
+      throw std::logic_error("tanh_cube_word(" + std::to_string(j) + ") too wide");
+    }
+    os << "    " << act::kTanhCubeWordBits << "'d" << t << (j > 0 ? "," : " ") << "  // " << j
+       << "\n";
   }
   os << "  };\n\nendpackage\n";
   return os.str();

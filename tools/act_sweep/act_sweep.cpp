@@ -117,6 +117,8 @@ nlohmann::json func_json(const FuncStats& f, const Thresholds& t, bool is_tanh, 
   j["max_abs_err_at"]["ref"] = is_tanh ? tanh_ref(xd) : sigmoid_ref(xd);
   j["max_ulp_err_out_ge_2m10"] = f.max_ulp;
   j["max_ulp_err_at"] = point(f.max_ulp_x);
+  j["max_ulp_err_in_lt_2m8"] = f.max_ulp_small_in;
+  j["max_ulp_err_in_lt_2m8_at"] = point(f.max_ulp_small_in_x);
   j["max_abs_err_subnormal_vs_flushed"] = f.max_err_sub_flushed;
   const char* hi_name = "one_from";
   const char* lo_name = is_tanh ? "minus_one_upto" : "zero_upto";
@@ -146,6 +148,11 @@ nlohmann::json func_json(const FuncStats& f, const Thresholds& t, bool is_tanh, 
   const bool sat_ok =
       t.has_hi && t.has_lo && as_float(t.hi_from) <= clamp && as_float(t.lo_upto) >= -clamp;
   check("saturation", sat_ok, !sat_ok, 0);
+  // tanh's small-argument path is accurate relative to its result.
+  if (is_tanh) {
+    check("small_arg_le_1ulp", f.max_ulp_small_in <= 1.0, f.max_ulp_small_in > 1.0,
+          f.max_ulp_small_in_x);
+  }
   j["checks"] = checks;
   j["fail_counts"] = {{"monotone", f.mono_fail},
                       {"nan_canonical", f.nan_fail},

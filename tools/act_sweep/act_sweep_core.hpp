@@ -10,11 +10,13 @@
 //
 // Per function it records: max abs error against the float64 reference of
 // the true input (and its argument), max error in ULPs of the output for
-// |output| >= 2^-10, for subnormal inputs the max error against the reference
-// of the flushed input; failures of monotonicity (non-decreasing along the
-// line, -0 == +0), of NaN -> canonical NaN, of subnormal input == flushed
-// input bit for bit, of the output range; the saturation thresholds. Across
-// functions: tanh(-x) == -tanh(x) bit for bit.
+// |output| >= 2^-10 and for inputs 2^-126 <= |x| < 2^-8 (tanh's
+// small-argument path; its check is tanh's max there <= 1), for subnormal
+// inputs the max error against the reference of the flushed input; failures
+// of monotonicity (non-decreasing along the line, -0 == +0), of NaN ->
+// canonical NaN, of subnormal input == flushed input bit for bit, of the
+// output range; the saturation thresholds. Across functions: tanh(-x) ==
+// -tanh(x) bit for bit.
 #pragma once
 
 #include <algorithm>
@@ -54,6 +56,8 @@ struct FuncStats {
   uint32_t max_err_x = 0;
   double max_ulp = -1.0;  // error / ulp(output), |output| >= 2^-10
   uint32_t max_ulp_x = 0;
+  double max_ulp_small_in = -1.0;  // error / ulp(output), normal inputs |x| < 2^-8
+  uint32_t max_ulp_small_in_x = 0;
   double max_err_sub_flushed = 0.0;  // subnormal inputs vs reference of +-0
   uint64_t mono_fail = 0, nan_fail = 0, flush_fail = 0, range_fail = 0;
   uint32_t mono_fail_x = 0, nan_fail_x = 0, flush_fail_x = 0, range_fail_x = 0;  // first failures
@@ -72,10 +76,15 @@ struct FuncStats {
     }
     const double err = std::fabs(yd - ref(static_cast<double>(as_float(x))));
     if (err > max_err) max_err = err, max_err_x = x;
-    if (std::fabs(yd) >= 0x1p-10) {
+    const uint32_t in_exp = (x >> 23) & 0xFFu;
+    const bool small_in = in_exp >= 1 && in_exp <= kTanhSmallMaxExp;
+    if (std::fabs(yd) >= 0x1p-10 || small_in) {
       const int e = static_cast<int>((out >> 23) & 0xFFu);
-      const double ulp_err = err / std::ldexp(1.0, e - 150);
-      if (ulp_err > max_ulp) max_ulp = ulp_err, max_ulp_x = x;
+      const double ulp_err = err / std::ldexp(1.0, std::max(e, 1) - 150);
+      if (std::fabs(yd) >= 0x1p-10 && ulp_err > max_ulp) max_ulp = ulp_err, max_ulp_x = x;
+      if (small_in && ulp_err > max_ulp_small_in) {
+        max_ulp_small_in = ulp_err, max_ulp_small_in_x = x;
+      }
     }
     if (any) {
       if (y < as_float(last_out)) {
@@ -95,6 +104,9 @@ struct FuncStats {
   void merge(const FuncStats& n) {
     if (n.max_err > max_err) max_err = n.max_err, max_err_x = n.max_err_x;
     if (n.max_ulp > max_ulp) max_ulp = n.max_ulp, max_ulp_x = n.max_ulp_x;
+    if (n.max_ulp_small_in > max_ulp_small_in) {
+      max_ulp_small_in = n.max_ulp_small_in, max_ulp_small_in_x = n.max_ulp_small_in_x;
+    }
     max_err_sub_flushed = std::max(max_err_sub_flushed, n.max_err_sub_flushed);
     auto fold = [](uint64_t& c, uint32_t& x, uint64_t nc, uint32_t nx) {
       if (c == 0 && nc != 0) x = nx;
