@@ -188,6 +188,12 @@ expect "--gemm-chunks: Value 0 not in range 1 to 65535" train --hidden 4 --task 
 expect "unknown compute backend 'gpu' (this build has: cpu" train --hidden 4 --task sine --backend gpu \
   --checkpoint "$tmp/out.st"
 expect "unknown compute backend 'gpu' (this build has: cpu" "${grad[@]}" --hidden 5 --backend gpu
+# The subcommand's help names --config, which belongs to the top-level app.
+if "$farnn" train --help | grep -qF -- "farnn train --config FILE"; then
+  echo "ok: farnn train --help names --config"
+else
+  echo "FAIL: farnn train --help does not name --config"; fail=1
+fi
 # --backend cuda where no GPU answers: the build's CUDA backend says what is
 # missing; a build without one names the backends it has.
 if ! nvidia-smi -L >/dev/null 2>&1; then

@@ -606,6 +606,11 @@ int main(int argc, char** argv) {
   tr->add_option("--plot", tf.plot, "loss curve (.svg)");
   tr->add_option("--trace", tf.trace, "Chrome/Perfetto trace of the run (.json)");
   tr->add_flag("--quiet", tf.quiet, "no progress bar");
+  // --config belongs to the top-level app (its [train] section names this
+  // subcommand), so the subcommand's own help says where it goes.
+  tr->footer(
+      "Options may also come from a TOML file: farnn train --config FILE, a [train] section of\n"
+      "option = value lines with the long names above (options on the command line win).");
 
   try {
     std::set<std::string> known;
