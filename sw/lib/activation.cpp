@@ -89,8 +89,7 @@ uint32_t sigmoid(uint32_t x) {
 uint32_t tanh(uint32_t x) {
   const uint32_t a = x & kAbsMask;
   if (a > kPosInf) return kCanonicalNan;
-  const uint32_t e = a >> 23;
-  if (e >= 1 && e <= kTanhSmallMaxExp) return tanh_small(a) | (x & kSignMask);
+  if (tanh_takes_small_path(x)) return tanh_small(a) | (x & kSignMask);
   const uint32_t y = sigma_q31(a, 1);
   // 2y - 1 in Q1.31; y >= 2^30 so the difference is non-negative and <= 2^31.
   return q31_to_float((y - (kQOne >> 1)) << 1) | (x & kSignMask);

@@ -51,6 +51,13 @@ inline float as_float(uint32_t b) {
   return std::bit_cast<float>(b);
 }
 
+// One ulp of a binary32 output (bit pattern `out`; a zero or subnormal
+// output counts the subnormal ulp).
+inline double ulp_of(uint32_t out) {
+  const int e = static_cast<int>((out >> 23) & 0xFFu);
+  return std::ldexp(1.0, std::max(e, 1) - 150);
+}
+
 struct FuncStats {
   double max_err = -1.0;  // vs float64 reference of the true input
   uint32_t max_err_x = 0;
@@ -76,11 +83,9 @@ struct FuncStats {
     }
     const double err = std::fabs(yd - ref(static_cast<double>(as_float(x))));
     if (err > max_err) max_err = err, max_err_x = x;
-    const uint32_t in_exp = (x >> 23) & 0xFFu;
-    const bool small_in = in_exp >= 1 && in_exp <= kTanhSmallMaxExp;
+    const bool small_in = tanh_takes_small_path(x);
     if (std::fabs(yd) >= 0x1p-10 || small_in) {
-      const int e = static_cast<int>((out >> 23) & 0xFFu);
-      const double ulp_err = err / std::ldexp(1.0, std::max(e, 1) - 150);
+      const double ulp_err = err / ulp_of(out);
       if (std::fabs(yd) >= 0x1p-10 && ulp_err > max_ulp) max_ulp = ulp_err, max_ulp_x = x;
       if (small_in && ulp_err > max_ulp_small_in) {
         max_ulp_small_in = ulp_err, max_ulp_small_in_x = x;

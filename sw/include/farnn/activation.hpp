@@ -42,6 +42,12 @@ inline constexpr int kTanhCubeIndexBits = 8;  // the significand's top 8 fractio
 inline constexpr int kTanhCubeEntries = 1 << kTanhCubeIndexBits;
 inline constexpr int kTanhCubeWordBits = 10;
 
+// Whether tanh of the binary32 pattern x takes the small-argument path.
+constexpr bool tanh_takes_small_path(uint32_t x) {
+  const uint32_t e = (x >> 23) & 0xFFu;
+  return e >= 1 && e <= kTanhSmallMaxExp;
+}
+
 // Word j of the table: round(m^3 / 3 * 2^8) at the middle of significand
 // interval j, m = 1 + (j + 1/2) / 256 = (513 + 2j) / 512; in integers,
 // round((513 + 2j)^3 / (3 * 2^19)) (no ties: the numerator is odd), 86 .. 681.
