@@ -2,10 +2,9 @@
 // LOADs go to the loader, which runs beside it) with its configuration and
 // weight bank, refuses illegal configurations with an error status (it never
 // hangs on one), and then drives the PE chain:
-//   FORWARD   loads h0/c0 slot by slot beside the tokens, and for t, for
-//             each sequence b still running (t < length b): H ELEM tokens
-//             (h_{t-1}[j], read from the h buffer once the activation unit
-//             has produced it, or at t = 0 once slot b's h0/c0 are in);
+//   FORWARD   loads h0/c0, then for t, for each sequence b still running
+//             (t < length b): H ELEM tokens (h_{t-1}[j], read from the h
+//             buffer once the activation unit has produced it);
 //   BACKWARD  loads the initial carry, then for t from the longest length
 //             down, for each b with t < length b: the waves of delta rows
 //             (P rows each, one per PE, RowLanes rows a ROW token, sent in
@@ -331,9 +330,8 @@ module sequencer #(
   // ELEM (b_q) is among them, registered from the bits as this cycle's last
   // word of a slot sets them (a pick by b_q, no compare of the slot
   // numbers). b_q moves at a step's last ELEM, and the next step's first
-  // must come two or more cycles later (it comes fw_step_spacing >= 3
-  // later), when the flag reads the new slot; the ELEM assertion below
-  // would catch an earlier one.
+  // comes two or more cycles later (fw_step_spacing >= 3), when the flag
+  // reads the new slot.
   logic [MaxBatch-1:0] ld_in_q, ld_in_d;
   logic          ld_ok_q;
 
@@ -350,7 +348,7 @@ module sequencer #(
 
   // The stall cause of this cycle, one-hot {gate store, dependency, output, input}.
   logic [3:0] stall;
-  logic       state_err;  // a framing error on the state stream this cycle (the loader)
+  logic       state_err;  // a framing error on the state stream this cycle (S_STATE)
   logic       rec_now_q;  // a FORWARD drained last cycle: it becomes a record now
 
   // Token output registers (data comes from a buffer read or tok_data_q).
@@ -880,8 +878,8 @@ module sequencer #(
   assign watched = running || (state_q == S_SKIP);
   logic wd_fire;  // the watchdog's limit is reached
   assign wd_fire = (wd_lim_m1_q != '1) && !wd_clr_q && (wd_prev_q >= wd_lim_m1_q);
-  // A cause that ends a running command in this cycle (the state loader
-  // adds its framing error, state_err, below).
+  // A cause that ends a running command in this cycle (S_STATE adds its
+  // framing error, state_err, below).
   logic ends_now;
   assign ends_now = abort_i || xp_bad_q || dh_bad_q || wd_fire;
   // S_DRAIN's exit: every unit came back and the datapath is idle. A FORWARD
