@@ -101,7 +101,11 @@ def yosys_script(top, params, workdir, keep=(), uram=False):
     # delay the passes before it reached, and the area recovery after it
     # keeps what that mapping gives: the flat core at 7 levels where every
     # delay-oriented pass had 6 (docs/decisions.md, "ABC without
-    # preprocessing").
+    # preprocessing"). Its `&synch2` runs with -r (no choice whose support
+    # is redundant): without it, a choice could hang a carry box's input on
+    # a node in the box's own fan-out, and ABC stopped with "Boxes are not in
+    # a topological order" (the flat core with the FORWARD state loader;
+    # docs/decisions.md, "`&synch2 -r`").
     s.append('scratchpad -set abc9.script "%s"' % ABC_SCRIPT)
     s.append("synth_xilinx %s -run begin:coarse" % opts)
     s.append("tee -q -o %s stat" % os.path.join(workdir, "stat_premap.txt"))
@@ -560,10 +564,10 @@ def depth_analysis(mod, start_bits=None, end_filter=None):
 ABC_WIRE_PS = 20000
 
 # The ABC9 script (see yosys_script(): Yosys 0.23's "flow3" less its final
-# &mfs, every mapping &if without preprocessing, -q).
+# &mfs, every mapping &if without preprocessing, -q, and &synch2 with -r).
 ABC_SCRIPT = ("+&scorr; &sweep; &if {C} {W} {D} -q; &save; &st; &syn2; &if {C} {W} {D} -q {R} -v; &save; &load; "
               "&st; &if {C} -g -K 6; &dch -f; &if {C} {W} {D} -q {R} -v; &save; &load; "
-              "&st; &if {C} -g -K 6; &synch2; &if {C} {W} {D} -q {R} -v; &save; &load")
+              "&st; &if {C} -g -K 6; &synch2 -r; &if {C} {W} {D} -q {R} -v; &save; &load")
 ABC_LUT_PIN_PS = [127, 238, 407, 472, 631, 642]  # fastest pin first (I_{k-1} .. I0 of a LUTk)
 ABC_MUXF_PS = {"MUXF7": {"I0": 217, "I1": 223, "S": 296}, "MUXF8": {"I0": 104, "I1": 94, "S": 273}}
 ABC_FF_SETUP_PS = {"D": 0, "CE": 109, "R": 404, "S": 404}

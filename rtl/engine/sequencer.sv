@@ -2,9 +2,10 @@
 // LOADs go to the loader, which runs beside it) with its configuration and
 // weight bank, refuses illegal configurations with an error status (it never
 // hangs on one), and then drives the PE chain:
-//   FORWARD   loads h0/c0, then for t, for each sequence b still running
-//             (t < length b): H ELEM tokens (h_{t-1}[j], read from the h
-//             buffer once the activation unit has produced it);
+//   FORWARD   loads h0/c0 slot by slot beside the tokens, and for t, for
+//             each sequence b still running (t < length b): H ELEM tokens
+//             (h_{t-1}[j], read from the h buffer once the activation unit
+//             has produced it, or at t = 0 once slot b's h0/c0 are in);
 //   BACKWARD  loads the initial carry, then for t from the longest length
 //             down, for each b with t < length b: the waves of delta rows
 //             (P rows each, one per PE, RowLanes rows a ROW token, sent in
@@ -307,7 +308,7 @@ module sequencer #(
   logic [17:0]   kw_q, kw_d;          // BW first row of the wave (w * P)
   logic [15:0]   gc_q, gc_d;          // BW chain of the next group
   logic [15:0]   gl_q, gl_d;          // BW grid line (group within a chain)
-  logic [2:0]    g_q, g_d;            // FW state load: h or c word next
+  logic [2:0]    g_q, g_d;            // FW LSTM state load: h (0) or c (1) word next
   logic [CW-1:0] base_w_q, base_w_d;  // weight address base (row * H)
   logic          in_red_q, in_red_d;  // BW: next token is the step's REDUCE
   logic [31:0]   wait_q, wait_d;      // idle cycles before the next token
@@ -318,6 +319,23 @@ module sequencer #(
   logic          since_zero;          // since_d = 0 this cycle (else it counts up or saturates)
   logic [CW-1:0] left_q, left_d;      // state words still to consume
   logic          left_one_q;          // left_q == 1, registered with it
+  // The state loader, beside the issue: its own slot and column, so that a
+  // FORWARD's ELEMs of slot b start once slot b's words are in while the
+  // later slots still load (BW: S_STATE waits for the whole carry).
+  logic          ld_q, ld_d;          // words are still expected
+  logic [15:0]   ld_b_q, ld_b_d;      // the slot being loaded (B once all are in)
+  logic [15:0]   ld_j_q, ld_j_d;      // its column
+  logic          ld_jend_q, ld_jend_d;  // ld_j_q == H - 1, registered beside it
+  logic          ld_fire;             // a state word is taken this cycle
+  // The slots whose words are all in (bit b), and FW: the slot of the next
+  // ELEM (b_q) is among them, registered from the bits as this cycle's last
+  // word of a slot sets them (a pick by b_q, no compare of the slot
+  // numbers). b_q moves at a step's last ELEM, and the next step's first
+  // must come two or more cycles later (it comes fw_step_spacing >= 3
+  // later), when the flag reads the new slot; the ELEM assertion below
+  // would catch an earlier one.
+  logic [MaxBatch-1:0] ld_in_q, ld_in_d;
+  logic          ld_ok_q;
 
   // Credits and availability.
   logic [CW-1:0] units_q, units_d;    // units completed by the activation unit
@@ -332,7 +350,7 @@ module sequencer #(
 
   // The stall cause of this cycle, one-hot {gate store, dependency, output, input}.
   logic [3:0] stall;
-  logic       state_err;  // a framing error on the state stream this cycle (S_STATE)
+  logic       state_err;  // a framing error on the state stream this cycle (the loader)
   logic       rec_now_q;  // a FORWARD drained last cycle: it becomes a record now
 
   // Token output registers (data comes from a buffer read or tok_data_q).
@@ -746,7 +764,7 @@ module sequencer #(
     h_one_q <= (hm1_q == 0);
   end
 
-  logic fw_in_ok, fw_out_ok, fw_st_ok, fw_dep_ok, fw_spc_ok;
+  logic fw_in_ok, fw_out_ok, fw_st_ok, fw_dep_ok, fw_spc_ok, fw_ld_ok;
   // A step's Xp is first read after its last ELEM (by the activation unit),
   // so the step's last ELEM, not its first, waits for all of it: the first
   // step's MACs overlap the Xp stream. Its h (and final state) words and
@@ -760,6 +778,8 @@ module sequencer #(
   assign fw_st_ok  = !j_end || (store_cr_q >= need);
   assign fw_dep_ok = t0_q || (dv_cur > $signed(DvW'(j_q)));
   assign fw_spc_ok = !j_end || spc_q;
+  // The first step of a slot (t = 0) reads its initial h from the buffer.
+  assign fw_ld_ok  = !t0_q || ld_ok_q;
 
   logic bw_in_ok, bw_out_ok, bw_st_ok, bw_dep_ok;
   assign bw_in_ok  = !in_red_q || bw_final || (dh_av_q >= need);
@@ -795,6 +815,9 @@ module sequencer #(
       dh_many_q <= dh_many;
     end
   end
+  // The state loader takes a word while no unit is written and no framing
+  // error of Xp/dh ends the command (state_ready_o, below).
+  assign ld_fire     = ld_q && state_valid_i && !unit_done_i && !(xp_bad_q || dh_bad_q);
   assign xp_init = is_fw ? xpw_q : '0;
   assign dh_init = is_bw ? tbh_q : '0;
   always_ff @(posedge clk_i) begin
@@ -829,7 +852,8 @@ module sequencer #(
       S_SKIP:             waiting_on = skip_q;
       S_RUN: begin
         if (is_fw) begin
-          if (!fw_in_ok)       waiting_on = engine_pkg::UNIT_XP;
+          if (!fw_ld_ok)       waiting_on = engine_pkg::UNIT_STATE_IN;
+          else if (!fw_in_ok)  waiting_on = engine_pkg::UNIT_XP;
           else if (!fw_out_ok) waiting_on = (hout_cr_q < need) ? engine_pkg::UNIT_H
                                                                : engine_pkg::UNIT_STATE_OUT;
           else if (!fw_st_ok)  waiting_on = engine_pkg::UNIT_GATE_STORE;
@@ -856,8 +880,8 @@ module sequencer #(
   assign watched = running || (state_q == S_SKIP);
   logic wd_fire;  // the watchdog's limit is reached
   assign wd_fire = (wd_lim_m1_q != '1) && !wd_clr_q && (wd_prev_q >= wd_lim_m1_q);
-  // A cause that ends a running command in this cycle (S_STATE adds its
-  // framing error, state_err, below).
+  // A cause that ends a running command in this cycle (the state loader
+  // adds its framing error, state_err, below).
   logic ends_now;
   assign ends_now = abort_i || xp_bad_q || dh_bad_q || wd_fire;
   // S_DRAIN's exit: every unit came back and the datapath is idle. A FORWARD
@@ -942,6 +966,11 @@ module sequencer #(
     gc_d       = gc_q;
     gl_d       = gl_q;
     g_d        = g_q;
+    ld_d       = ld_q;
+    ld_b_d     = ld_b_q;
+    ld_j_d     = ld_j_q;
+    ld_jend_d  = ld_jend_q;
+    ld_in_d    = ld_in_q;
     base_w_d   = base_w_q;
     in_red_d   = in_red_q;
     wait_d     = (wait_q != 0) ? wait_q - 1 : 0;
@@ -1183,52 +1212,28 @@ module sequencer #(
           store_cr_d = FIFO_CREDITS;
           xp_left_d  = xp_init;
           dh_left_d  = dh_init;
-          left_d  = (is_fw && is_lstm) ? bh_q << 1 : bh_q;
-          state_d = S_STATE;
+          left_d    = (is_fw && is_lstm) ? bh_q << 1 : bh_q;
+          ld_d      = 1'b1;
+          ld_b_d    = '0;
+          ld_j_d    = '0;
+          ld_jend_d = h_one_q;
+          ld_in_d   = '0;
+          state_d   = S_STATE;
         end
       end
 
-      // Initial state: FW (h, c) pairs (LSTM) or h (GRU); BW the carry.
+      // Initial state (the loader below takes its words): FW (h, c) pairs
+      // (LSTM) or h (GRU), whose slots the ELEMs follow from S_RUN on; BW the
+      // carry, all of it before the first token.
       S_STATE: begin
-        state_ready_o = !(xp_bad_q || dh_bad_q);  // closed while a framing error ends the command
-        if (state_valid_i && state_ready_o) begin
-          left_d = left_q - 1;
-          if (is_fw && is_lstm) begin
-            load_hbuf_we_o  = !g_q[0];
-            load_state_we_o = g_q[0];
-            g_d = {2'b00, !g_q[0]};
-            if (g_q[0]) begin
-              j_d    = j_q + 1;
-              j_move = 2'd1;
-            end
-          end else begin
-            load_hbuf_we_o  = is_fw;
-            load_state_we_o = 1'b1;
-            j_d    = j_q + 1;
-            j_move = 2'd1;
-          end
-          if ((!(is_fw && is_lstm) || g_q[0]) && j_end) begin  // the slot's last column
-            j_d    = '0;
-            j_move = 2'd2;
-            b_d    = b_q + 1;
-          end
-          if (left_one_q) begin
-            b_d     = is_fw ? '0 : maxslot_q;                 // FW: t = 0, every slot runs
-            t_d     = t_load_q;                               // BW: from the longest sequence's end
-            t_move  = 2'd3;
-            j_d     = '0;
-            j_move  = 2'd2;
-            g_d     = '0;
-            state_d = S_RUN;
-          end
-          if (left_one_q != state_last_i) begin
-            state_err = 1'b1;
-            status_d = left_one_q ? engine_pkg::ERR_TOO_MANY_WORDS : engine_pkg::ERR_TOO_FEW_WORDS;
-            unit_d   = engine_pkg::UNIT_STATE_IN;
-            skip_d   = left_one_q ? engine_pkg::UNIT_STATE_IN : engine_pkg::UNIT_NONE;
-            state_d  = S_ABORT;
-          end
-        end else begin
+        if (is_fw || (ld_fire && left_one_q)) begin
+          b_d     = is_fw ? '0 : maxslot_q;                 // FW: t = 0, every slot runs
+          t_d     = t_load_q;                               // BW: from the longest sequence's end
+          t_move  = 2'd3;
+          j_d     = '0;
+          j_move  = 2'd2;
+          state_d = S_RUN;
+        end else if (!ld_fire) begin
           stall = 4'b0001;
         end
       end
@@ -1236,7 +1241,7 @@ module sequencer #(
       S_RUN: begin
         if (is_fw) begin
           if (wait_z_q) begin
-            if (fw_dep_ok && fw_in_ok && fw_out_ok && fw_st_ok && fw_spc_ok) begin
+            if (fw_dep_ok && fw_ld_ok && fw_in_ok && fw_out_ok && fw_st_ok && fw_spc_ok) begin
               hbuf_re_o  = 1'b1;
               tk_valid_d = 1'b1;
               tk_op_d    = engine_pkg::TOK_ELEM;
@@ -1276,7 +1281,7 @@ module sequencer #(
               end
             end else if (!fw_dep_ok) begin
               stall = 4'b0100;
-            end else if (!fw_in_ok) begin
+            end else if (!fw_ld_ok || !fw_in_ok) begin
               stall = 4'b0001;
             end else if (!fw_out_ok) begin
               stall = 4'b0010;
@@ -1430,6 +1435,42 @@ module sequencer #(
       default: state_d = S_IDLE;
     endcase
 
+    // The state loader. It takes a word in any cycle in which the activation
+    // unit writes no unit (its writes win the h buffer's and the state RAM's
+    // one write port) and no framing error of Xp/dh is ending the command.
+    // LSTM FW words come in (h, c) pairs, h to the buffer, c to the state RAM.
+    if (ld_q) state_ready_o = !unit_done_i && !(xp_bad_q || dh_bad_q);  // ld_fire's terms
+    if (ld_fire) begin
+      left_d = left_q - 1;
+      if (is_fw && is_lstm) begin
+        load_hbuf_we_o  = !g_q[0];
+        load_state_we_o = g_q[0];
+        g_d = {2'b00, !g_q[0]};
+      end else begin
+        load_hbuf_we_o  = is_fw;
+        load_state_we_o = 1'b1;
+      end
+      if (!(is_fw && is_lstm) || g_q[0]) begin  // the unit's last word: next column
+        ld_j_d    = ld_j_q + 1'b1;
+        ld_jend_d = (ld_j_q == hm2_q);
+        if (ld_jend_q) begin                    // the slot's last column
+          ld_j_d    = '0;
+          ld_jend_d = h_one_q;
+          ld_b_d    = ld_b_q + 1'b1;
+          ld_in_d[BWidth'(ld_b_q)] = 1'b1;
+        end
+      end
+      if (left_one_q) ld_d = 1'b0;
+      if (left_one_q != state_last_i) begin
+        state_err = 1'b1;
+        ld_d      = 1'b0;
+        status_d  = left_one_q ? engine_pkg::ERR_TOO_MANY_WORDS : engine_pkg::ERR_TOO_FEW_WORDS;
+        unit_d    = engine_pkg::UNIT_STATE_IN;
+        skip_d    = left_one_q ? engine_pkg::UNIT_STATE_IN : engine_pkg::UNIT_NONE;
+        state_d   = S_ABORT;
+      end
+    end
+
     // Ending a command early: abort_i, a framing error, or the watchdog. The
     // first cause wins (a registered framing error is a cycle old); a skip in
     // progress just stops.
@@ -1457,7 +1498,7 @@ module sequencer #(
         skip_d   = engine_pkg::UNIT_NONE;
         state_d  = S_ABORT;
       end else if (state_err) begin
-        // a framing error on the state stream, set above
+        // a framing error on the state stream, set by the loader above
       end else if (wd_fire) begin
         status_d = engine_pkg::ERR_TIMEOUT;
         unit_d   = waiting_on;
@@ -1466,6 +1507,7 @@ module sequencer #(
       end
       if (state_q != S_SKIP && (ends_now || state_err)) begin
         fl_d = 8'(FlushCycles - 1);  // the command ends now (S_ABORT next)
+        ld_d = 1'b0;
       end
     end
 
@@ -1543,7 +1585,7 @@ module sequencer #(
   );
 
   // Loading writes: {b, j} addresses, h buffer / state RAM / bias.
-  assign load_addr_o = {BWidth'(b_q), JWidth'(j_q)};
+  assign load_addr_o = {BWidth'(ld_b_q), JWidth'(ld_j_q)};
   assign load_data_o = state_data_i;
 
   // Buffer reads for the token issued this cycle.
@@ -1604,6 +1646,7 @@ module sequencer #(
       cell_q     <= engine_pkg::CELL_LSTM;
       xp_left_q  <= '0;
       dh_left_q  <= '0;
+      ld_q       <= 1'b0;
     end else begin
       state_q    <= state_d;
       status_q   <= status_d;
@@ -1619,6 +1662,7 @@ module sequencer #(
       cell_q     <= cell_d;
       xp_left_q  <= xp_left_d;
       dh_left_q  <= dh_left_d;
+      ld_q       <= ld_d;
     end
   end
 
@@ -1692,6 +1736,11 @@ module sequencer #(
     spc_q      <= spc_d;
     left_q     <= left_d;
     left_one_q <= (left_d == CW'(1));
+    ld_b_q     <= ld_b_d;
+    ld_j_q     <= ld_j_d;
+    ld_jend_q  <= ld_jend_d;
+    ld_in_q    <= ld_in_d;
+    ld_ok_q    <= ld_in_d[BWidth'(b_q)];
     units_q    <= units_d;
     xp_av_q    <= xp_av_d;
     dh_av_q    <= dh_av_d;
@@ -1785,6 +1834,16 @@ module sequencer #(
       else $error("sequencer: the bank's weights changed in the cycle before S_CHECK read them");
       assert (left_one_q == (left_q == CW'(1)))
       else $error("sequencer: left_one_q differs from left_q == 1");
+      assert (!ld_q || ld_jend_q == (ld_j_q == hm1_q))
+      else $error("sequencer: the loader's last-column flag differs from its column");
+      assert (!ld_q || state_q == S_STATE || state_q == S_RUN)
+      else $error("sequencer: the state loader is active outside S_STATE and S_RUN");
+      assert (!(tk_valid_d && tk_op_d == engine_pkg::TOK_ELEM && t0_q) || 17'(ld_b_q) > 17'(b_q))
+      else $error("sequencer: an ELEM of a slot's first step before the slot's state is loaded");
+      for (int b = 0; b < MaxBatch; b++) begin
+        assert (!ld_q || ld_in_q[b] == (32'(b) < 32'(ld_b_q)))
+        else $error("sequencer: the loader's slot bits differ from its slot");
+      end
       assert (wd_ref_q == (wd_clr_q ? 32'd0 : wd_prev_q + 1) &&
               wd_fire == (wd_lim_ref_q != 0 && wd_ref_q >= wd_lim_ref_q))
       else $error("sequencer: the watchdog's count or limit differs from its reference");
