@@ -350,9 +350,10 @@ ForwardRun forward_run(const Config& cfg, const EngineTiming& t) {
     }
     last[n] = prev;
     for (u64 j = 0; j < h; ++j) {  // unit j counted at last + dep + unit_gap*j, pushed a cycle before
-      unit_writes.push_back(last[n] + dep - 1 + unit_gap * j);
-      h_out.push(last[n] + dep - 1 + unit_gap * j);
-      if (final_step) state_out.push(last[n] + dep - 1 + unit_gap * j);
+      const u64 written = last[n] + dep - 1 + unit_gap * j;
+      unit_writes.push_back(written);
+      h_out.push(written);
+      if (final_step) state_out.push(written);
     }
   }
   // The last unit of the last step, then its h word and gate-store record out.
