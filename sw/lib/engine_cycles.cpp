@@ -293,7 +293,7 @@ ForwardRun forward_run(const Config& cfg, const EngineTiming& t) {
   check(cfg, t);
   const Schedule s = Schedule::of(cfg, t);
   const Latencies l = latencies(cfg.cell, s.fw_sums, t);
-  const u64 h = cfg.hidden, b = cfg.batch, g = s.num_gates;
+  const u64 h = cfg.hidden, g = s.num_gates;
   const std::vector<Step> order = chain_steps(cfg, false);
   const u64 steps = order.size();
   // Last ELEM of a step issued -> unit 0 of that step counted by the sequencer:
