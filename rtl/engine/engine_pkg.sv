@@ -133,20 +133,45 @@ package engine_pkg;
                                                   input int unsigned add_lat);
     fw_elem_spacing = fw_elem_spacing_sums(rows, fw_sums_log2(rows, hidden), add_lat);
   endfunction
+  // FW: with S sums, a step's last element's final adds take the
+  // accumulator read port and the adder up to this many cycles after its
+  // last ELEM: fw_split_wait + (S-1)*(AddLatency + 1) + rows (0 with one sum).
+  function automatic int unsigned fw_sums_clear(input int unsigned rows, input int unsigned l,
+                                                input int unsigned add_lat);
+    fw_sums_clear = (l > 0) ? fw_split_wait(add_lat) + ((add_lat + 1) << l) - (add_lat + 1) + rows : 0;
+  endfunction
   // FW: a step's last ELEM to the next step's first (another sequence's, with
-  // B > 1): with S sums, the last element's final adds take the accumulator
-  // read port and the adder up to fw_split_wait + (S-1)*(AddLatency + 1) +
-  // rows cycles after it.
+  // B > 1). The next step's MACs write the other half of the accumulators
+  // (the PE's sum bank), so they run beside the last element's final adds,
+  // skipping only the adder's cycles those take (fw_step_holes); at least
+  // FW_STEP_MIN cycles, for the slot flags that follow the step's slot.
+  localparam int unsigned FW_STEP_MIN = 3;
   function automatic int unsigned fw_step_spacing_sums(input int unsigned rows, input int unsigned l,
                                                        input int unsigned add_lat);
-    int unsigned clear;
-    clear = fw_split_wait(add_lat) + ((add_lat + 1) << l) - (add_lat + 1) + rows;
     fw_step_spacing_sums = fw_elem_spacing_sums(rows, l, add_lat);
-    if (l > 0 && fw_step_spacing_sums < clear) fw_step_spacing_sums = clear;
+    if (fw_step_spacing_sums < FW_STEP_MIN) fw_step_spacing_sums = FW_STEP_MIN;
   endfunction
   function automatic int unsigned fw_step_spacing(input int unsigned rows, input int unsigned hidden,
                                                   input int unsigned add_lat);
     fw_step_spacing = fw_step_spacing_sums(rows, fw_sums_log2(rows, hidden), add_lat);
+  endfunction
+  // FW: the ELEM offsets after a step's last ELEM that the next step's
+  // ELEMs skip (bit d: d cycles after it). Final add k (1..S-1) of the last
+  // element's row r enters the adder, and reads the accumulator a cycle
+  // before, where the MAC of row r' of an ELEM d cycles later would, for
+  // d = fw_split_wait + k*(AddLatency + 1) + r - r': |d - (fw_split_wait +
+  // k*(AddLatency + 1))| < rows. rows clamped to 7 (S > 1 means rows <= 4),
+  // so each bit is a function of five bits. Offsets below fw_sums_clear.
+  function automatic logic [63:0] fw_step_holes(input logic [2:0] rows, input logic [1:0] l,
+                                                input int unsigned add_lat);
+    int unsigned centre;
+    fw_step_holes = '0;
+    for (int unsigned k = 1; k < 8; k++) begin
+      centre = fw_split_wait(add_lat) + k * (add_lat + 1);
+      for (int unsigned d = 0; d < 64; d++) begin
+        if (k < (32'd1 << l) && d + 32'(rows) > centre && d < centre + 32'(rows)) fw_step_holes[d] = 1'b1;
+      end
+    end
   endfunction
   // FW: a step's last ELEM comes at least this many cycles after the previous
   // step's. Row k = lr*NumPe + p drains in slot DrainDelay + k div ResLanes
@@ -165,6 +190,18 @@ package engine_pkg;
                                                 input int unsigned hidden, input int unsigned mul_lat,
                                                 input int unsigned add_lat);
     fw_result_gap = fw_result_gap_sums(drain_slots, fw_sums_log2(rows, hidden), mul_lat, add_lat);
+  endfunction
+  // FW: the least distance between two steps' last ELEMs: the result gap,
+  // and with S sums the previous step's final adds (fw_sums_clear), so that
+  // two steps' final adds never meet and a sum bank is free again before the
+  // step after next writes it.
+  function automatic int unsigned fw_last_gap(input int unsigned rows, input int unsigned drain_slots,
+                                              input int unsigned hidden, input int unsigned mul_lat,
+                                              input int unsigned add_lat);
+    int unsigned clear;
+    clear       = fw_sums_clear(rows, fw_sums_log2(rows, hidden), add_lat);
+    fw_last_gap = fw_result_gap(rows, drain_slots, hidden, mul_lat, add_lat);
+    if (fw_last_gap < clear) fw_last_gap = clear;
   endfunction
   // BW: ROW tokens. A token carries the delta rows of RowLanes consecutive PEs
   // of a chain (a group; RowLanes 1 or 4, a lane-valid mask marks rows past

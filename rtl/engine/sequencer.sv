@@ -251,7 +251,7 @@ module sequencer #(
   logic          small_q, small_d;    // the gate store smaller than bytes (S_PRODUCT)
   logic [15:0]   s_fw_q, s_fw_d;      // ELEM spacing
   logic [15:0]   s_fwb_q, s_fwb_d;    // a step's last ELEM to the next step's first
-  logic [31:0]   l_res_q, l_res_d;    // min distance between a step's last ELEMs
+  logic [31:0]   l_res_q, l_res_d;    // min distance between a step's last ELEMs (fw_last_gap)
   logic [15:0]   s_bw_q, s_bw_d;      // wave spacing - its span: idle after a wave's last token
   logic [15:0]   q_last_q, q_last_d;  // chains the last wave reaches
   logic [15:0]   q_lm1_q, q_lm1_d;    // q_last - 1
@@ -317,6 +317,14 @@ module sequencer #(
   logic [31:0]   since_q, since_d;    // cycles since the last step-closing ELEM
   logic          spc_q, spc_d;        // since_q >= l_res_q, registered beside it
   logic          since_zero;          // since_d = 0 this cycle (else it counts up or saturates)
+  // FW holes: the ELEM offsets after a step's last ELEM at which the next
+  // step's MACs would meet its final adds (engine_pkg::fw_step_holes), and
+  // the final adds' span (fw_sums_clear), registered from the command's rows
+  // and sums as they stand (from S_CHECK on; l_res takes the span in
+  // S_CFGWAIT). hole_q shifts them past: bit 0 is the offset of this cycle.
+  localparam int unsigned HoleBits = engine_pkg::fw_sums_clear(1, 3, La);  // past the widest (S = 8)
+  logic [HoleBits-1:0] hole_mask_q, hole_q, hole_d;
+  logic [15:0]   clr_q;
   logic [CW-1:0] left_q, left_d;      // state words still to consume
   logic          left_one_q;          // left_q == 1, registered with it
   // The state loader, beside the issue: its own slot and column, so that a
@@ -764,7 +772,7 @@ module sequencer #(
     h_one_q <= (hm1_q == 0);
   end
 
-  logic fw_in_ok, fw_out_ok, fw_st_ok, fw_dep_ok, fw_spc_ok, fw_ld_ok;
+  logic fw_in_ok, fw_out_ok, fw_st_ok, fw_dep_ok, fw_spc_ok, fw_ld_ok, fw_hole_ok;
   // A step's Xp is first read after its last ELEM (by the activation unit),
   // so the step's last ELEM, not its first, waits for all of it: the first
   // step's MACs overlap the Xp stream. Its h (and final state) words and
@@ -778,6 +786,7 @@ module sequencer #(
   assign fw_st_ok  = !j_end || (store_cr_q >= need);
   assign fw_dep_ok = t0_q || (dv_cur > $signed(DvW'(j_q)));
   assign fw_spc_ok = !j_end || spc_q;
+  assign fw_hole_ok = !hole_q[0];
   // The first step of a slot (t = 0) reads its initial h from the buffer.
   assign fw_ld_ok  = !t0_q || ld_ok_q;
 
@@ -1181,6 +1190,7 @@ module sequencer #(
       // Let the configuration reach every PE; set up the run.
       S_CFGWAIT: begin
         wait_cfg_d   = wait_cfg_q - 1'b1;
+        if (l_res_q < 32'(clr_q)) l_res_d = 32'(clr_q);
         wait_cfg_z_d = (wait_cfg_q == 16'd1);
         if (wait_cfg_z_q) begin
           start_o    = 1'b1;
@@ -1241,7 +1251,7 @@ module sequencer #(
       S_RUN: begin
         if (is_fw) begin
           if (wait_z_q) begin
-            if (fw_dep_ok && fw_ld_ok && fw_in_ok && fw_out_ok && fw_st_ok && fw_spc_ok) begin
+            if (fw_dep_ok && fw_ld_ok && fw_in_ok && fw_out_ok && fw_st_ok && fw_spc_ok && fw_hole_ok) begin
               hbuf_re_o  = 1'b1;
               tk_valid_d = 1'b1;
               tk_op_d    = engine_pkg::TOK_ELEM;
@@ -1537,6 +1547,17 @@ module sequencer #(
 
   // since_d >= l_res_q without waiting for since_d: set to 0 (a step's last
   // ELEM), to the maximum (run start: then 1), or since_q + 1 (saturating).
+  always_comb begin
+    hole_d = hole_q >> 1;
+    if (since_zero) hole_d = hole_mask_q >> 1;
+    else if (run_start) hole_d = '0;
+  end
+  always_ff @(posedge clk_i) begin
+    hole_mask_q <= HoleBits'(engine_pkg::fw_step_holes(rows_q > 7 ? 3'd7 : 3'(rows_q), sums_l2_q, La));
+    clr_q       <= 16'(engine_pkg::fw_sums_clear(32'(rows_q), 32'(sums_l2_q), La));
+    hole_q      <= hole_d;
+  end
+
   always_comb begin
     if (since_zero) spc_d = (l_res_q == 0);
     else if (run_start) spc_d = 1'b1;
@@ -1882,6 +1903,7 @@ module sequencer #(
     if (MaxBatch < 1 || MaxHidden < 1) $error("sequencer: MaxBatch and MaxHidden must be >= 1");
     if (FifoDepth < 2 * MaxHidden) $error("sequencer: FifoDepth must hold two steps");
     if (FlushCycles > 255) $error("sequencer: flush counter too narrow");
+    if (HoleBits > 64) $error("sequencer: AddLatency %0d past the FW hole mask's 64 offsets", La);
     // The spacing rules' terms (red_gap_q, span_last_q, skew_next_q) are 16
     // bits: a bound above the reduce gap and the skews, grid or row order.
     if (MaxHidden + Lm + La + 3 + 2 * Lines * (NumChains + RowLanes * (La + 1)) + NumChains >= 65536)
@@ -1959,8 +1981,11 @@ module sequencer #(
       assert (state_q != S_RUN ||
               (s_fw_q == 16'(engine_pkg::fw_elem_spacing(32'(rows_q), 32'(hid_q), La)) &&
                s_fwb_q == 16'(engine_pkg::fw_step_spacing(32'(rows_q), 32'(hid_q), La)) &&
-               l_res_q == engine_pkg::fw_result_gap(32'(rows_q), ResLanes > 1 ? 32'(hid_q) : 32'(gh_q),
-                                                    32'(hid_q), Lm, La) &&
+               l_res_q == engine_pkg::fw_last_gap(32'(rows_q), ResLanes > 1 ? 32'(hid_q) : 32'(gh_q),
+                                                  32'(hid_q), Lm, La) &&
+               hole_mask_q == HoleBits'(engine_pkg::fw_step_holes(rows_q > 7 ? 3'd7 : 3'(rows_q),
+                                                                  2'(engine_pkg::fw_sums_log2(32'(rows_q), 32'(hid_q))),
+                                                                  La)) &&
                s_red_q == 16'(red_gap_rule - span_last) &&
                s_ared_q == (rowo_q ?
                             16'(engine_pkg::bw_red_after_reduce(

@@ -9,10 +9,12 @@
 //                row order k, ResLanes consecutive rows a cycle. With
 //                fewer than FW_SPLIT_ROWS rows a PE, S sums a row
 //                (engine_pkg::fw_sums_log2): element c goes to sum c mod S at
-//                acc[(c mod S) << (3 - log2 S) | lr], and the last element's
-//                sum is added to the others, one after another in cyclic
-//                order, on its way to the result RAM (the adder is idle after
-//                a step's MACs).
+//                acc[bank << 3 | (c mod S) << (3 - log2 S) | lr], and the last
+//                element's sum is added to the others, one after another in
+//                cyclic order, on its way to the result RAM. The bank (one
+//                bit) turns at each step's last element, so the next step's
+//                MACs run beside those final adds; the sequencer leaves the
+//                adder's cycles they take free (engine_pkg::fw_step_holes).
 //   ROW    (BW)  operand delta[k] for this PE: acc[c] (+)= U[k][c] * delta[k]
 //                for every column c; the first row of a step seeds with the
 //                product alone (x + (-0) == x). A ROW token carries the rows
@@ -53,7 +55,7 @@ module pe #(
   parameter int unsigned RedAdder    = 0,      // 1: the BW reduction on an adder of its own
   localparam int unsigned MaxRows     = (4 * MaxHidden + NumPe - 1) / NumPe,
   localparam int unsigned AccWords    = (MaxRows > MaxHidden) ? MaxRows : MaxHidden,  // FW rows / BW columns
-  localparam int unsigned AccDepth    = (AccWords > 8) ? AccWords : 8,  // room for S sums of R rows (R*S <= 8)
+  localparam int unsigned AccDepth    = (AccWords > 16) ? AccWords : 16,  // two banks of S sums of R rows (R*S <= 8)
   localparam int unsigned AccWidth    = $clog2(AccDepth),
   localparam int unsigned ResWidth    = (MaxRows > 1) ? $clog2(MaxRows) : 1,
   localparam int unsigned PeWidth     = (NumPe > 1) ? $clog2(NumPe) : 1,
@@ -211,10 +213,13 @@ module pe #(
   assign is_reduce = tok_kind_i[2] && cfg_bw_q && ChainHead;
 
   // FW sums: element c of a step goes to sum c mod S (S = 2^sums_q); the
-  // first S elements each start their sum from the product alone.
+  // first S elements each start their sum from the product alone. With S > 1
+  // a step's sums sit in bank elem_bank_q (words 8-15 or 0-7), which turns
+  // after the step's last element.
   logic [2:0]          sums_mask;      // S - 1
   logic [2:0]          elem_sum_q;     // the next element's sum
   logic                elem_fill_q;    // the next element starts its sum
+  logic                elem_bank_q;    // the step's sum bank
   logic [2:0]          elem_sum, elem_next;
   logic                elem_seed;
   logic [AccWidth-1:0] elem_base;      // its accumulator word for row 0
@@ -226,18 +231,20 @@ module pe #(
     elem_base = '0;
     unique case (sums_q)
       2'd0: elem_base = '0;
-      2'd1: elem_base[2:0] = {elem_sum[0], 2'b00};
-      2'd2: elem_base[2:0] = {elem_sum[1:0], 1'b0};
-      default: elem_base[2:0] = elem_sum;
+      2'd1: elem_base[3:0] = {elem_bank_q, elem_sum[0], 2'b00};
+      2'd2: elem_base[3:0] = {elem_bank_q, elem_sum[1:0], 1'b0};
+      default: elem_base[3:0] = {elem_bank_q, elem_sum};
     endcase
   end
   always_ff @(posedge clk_i) begin
     if (rst_i) begin
       elem_sum_q  <= '0;
       elem_fill_q <= 1'b0;
+      elem_bank_q <= 1'b0;
     end else if (is_elem) begin
       elem_sum_q  <= elem_next;
       elem_fill_q <= elem_seed && (elem_next != '0);
+      elem_bank_q <= elem_bank_q ^ tok_last_i;
     end
   end
 
@@ -418,22 +425,24 @@ module pe #(
 
   // S sums: the sum of a step's last element (row lr, accumulator word w)
   // leaves the adder in cycle E; in E + SplitWait the next sum of the row
-  // (word w + 8/S, mod 8: the sum index sits in the word's top bits) is read,
+  // (word w + 8/S, mod 8 within its bank: the sum index sits in the bank's
+  // top bits) is read,
   // and both enter the adder a cycle later. Each of the S-1 links loops the
   // adder's output back the same way; the last goes to the result RAM. The
   // wait line is flushed like the MAC bookkeeping.
   localparam int unsigned SplitWait = engine_pkg::fw_split_wait(AddLatency);
   logic       fw_last_out, comb_start, first_go, loop_go, comb_go, comb_q, comb_done;
   logic [31:0] first_sum;
-  logic [2:0] first_w, comb_step, go_w, go_left, comb_w_q, comb_left_q, out_w, out_left;
+  logic [2:0] comb_step, go_left, comb_left_q, out_left;
+  logic [3:0] first_w, go_w, comb_w_q, out_w;  // {bank, word in the bank}
   assign fw_last_out = mac_add_out && info_add_out[InfoWidth-2] && info_add_out[AccWidth];  // fw, last
   assign comb_start  = fw_last_out && (sums_q != '0);
   assign comb_step   = 3'(4'd8 >> sums_q);
-  prim_delay #(.Width(1 + 32 + 3), .Depth(SplitWait)) u_split_wait (
-    .clk_i, .d_i({comb_start, sum, info_add_out[2:0]}), .q_o({first_go, first_sum, first_w}));
+  prim_delay #(.Width(1 + 32 + 4), .Depth(SplitWait)) u_split_wait (
+    .clk_i, .d_i({comb_start, sum, info_add_out[3:0]}), .q_o({first_go, first_sum, first_w}));
   assign loop_go = comb_out && (out_left != '0);
   assign comb_go = first_go || loop_go;
-  assign go_w    = (first_go ? first_w : out_w) + comb_step;
+  assign go_w    = first_go ? {first_w[3], first_w[2:0] + comb_step} : {out_w[3], out_w[2:0] + comb_step};
   assign go_left = first_go ? sums_mask : out_left;
   always_ff @(posedge clk_i) begin
     if (rst_i) comb_q <= 1'b0;
@@ -471,7 +480,7 @@ module pe #(
   assign add_b = acc_rdata;
 
   // Adder tags: {sums added, the word read, links left, reduction partial, zero}.
-  localparam int unsigned AddTagWidth = 9;
+  localparam int unsigned AddTagWidth = 10;
   logic [AddTagWidth-1:0] add_tag_in, add_tag_out;
   logic add_out_valid, unused_add_ready;
   assign add_tag_in = {comb_q && !mac_add_in, comb_w_q, comb_left_q,
@@ -497,7 +506,7 @@ module pe #(
   // shows a stale tag until the pipeline has refilled: qualify with valid.
   logic comb_out;
   assign comb_out    = add_tag_out[AddTagWidth-1] && add_out_valid;
-  assign out_w       = add_tag_out[7:5];
+  assign out_w       = add_tag_out[8:5];
   assign out_left    = add_tag_out[4:2];
   assign comb_done   = comb_out && (out_left == '0);
 
@@ -585,7 +594,7 @@ module pe #(
   logic                res_we;
   logic [ResWidth-1:0] res_waddr;
   assign res_we    = (fw_last_out && sums_q == '0) || comb_done;
-  assign res_waddr = comb_done ? ResWidth'(3'(out_w & (comb_step - 3'd1))) : info_add_out[ResWidth-1:0];
+  assign res_waddr = comb_done ? ResWidth'(3'(out_w[2:0] & (comb_step - 3'd1))) : info_add_out[ResWidth-1:0];
 
   logic [RowsWidth-1:0] drain_left_q, drain_left_d;
   logic [ResWidth-1:0]  drain_lr_q, drain_lr_d;

@@ -38,6 +38,8 @@ struct Latencies {
 // engine_pkg::fw_split_wait: the final adds of several sums keep clear of
 // the last element's MACs (only for AddLatency < 3).
 int split_wait(int la) { return la + 2 < kFwSplitRows ? kFwSplitRows - 2 - la : 0; }
+// engine_pkg::FW_STEP_MIN: a step's last ELEM to the next step's first, at least.
+constexpr int kFwStepMin = 3;
 
 Latencies latencies(Cell cell, int fw_sums, const EngineTiming& t) {
   const int la = t.add_latency, lm = t.mul_latency;
@@ -176,6 +178,10 @@ void check(const Config& cfg, const EngineTiming& t) {
       t.add_latency < 1 || t.mem_latency < 1 || t.fifo_depth < 2 * cfg.hidden) {
     throw std::invalid_argument("engine cycle model: sizes and latencies must be >= 1, FIFOs hold two steps");
   }
+  if (split_wait(t.add_latency) + 7 * (t.add_latency + 1) + 1 > 64) {  // the sequencer's HoleBits
+    throw std::invalid_argument("engine cycle model: AddLatency " + std::to_string(t.add_latency) +
+                                " past the forward hole mask's 64 offsets (at most 8)");
+  }
   const int len = t.num_chains >= 1 ? t.num_pe / t.num_chains : 0;
   if (t.num_chains < 1 || t.num_chains > 512 || t.num_pe % t.num_chains != 0 ||
       (t.num_chains > 1 && (len & (len - 1)) != 0)) {
@@ -228,8 +234,13 @@ Schedule Schedule::of(const Config& cfg, const EngineTiming& t) {
   const int sums = s.fw_sums;
   // engine_pkg's spacing rules, by the same names.
   s.spacing_fw = std::max(s.rows, (la + 2 + sums - 1) / sums);                                  // fw_elem_spacing
-  s.spacing_step = sums > 1 ? std::max(s.spacing_fw, split_wait(la) + (sums - 1) * (la + 1) + s.rows)
-                            : s.spacing_fw;                                                     // fw_step_spacing
+  s.spacing_step = std::max(s.spacing_fw, kFwStepMin);                                          // fw_step_spacing
+  s.sums_clear = sums > 1 ? split_wait(la) + (sums - 1) * (la + 1) + s.rows : 0;                // fw_sums_clear
+  s.step_holes = 0;                                                                             // fw_step_holes
+  for (int k = 1; k < sums; ++k) {
+    const int centre = split_wait(la) + k * (la + 1);
+    for (int d = std::max(0, centre - s.rows + 1); d < centre + s.rows; ++d) s.step_holes |= uint64_t{1} << d;
+  }
   // fw_result_gap: the drain slots of a step's results, G*H rows one a cycle,
   // or with four lanes H slots (a GRU step's ceil(3H/4) groups, counted as H
   // so that the activation unit has cut the last unit before the next step's
@@ -238,6 +249,7 @@ Schedule Schedule::of(const Config& cfg, const EngineTiming& t) {
   const int drain_slots = t.result_lanes() > 1 ? h : gh;
   const int two_back = (drain_slots + latencies(cfg.cell, sums, t).drain_delay + 4) / 2;
   s.result_gap = std::max(drain_slots + 4, two_back);                                          // fw_result_gap
+  s.last_gap = std::max(s.result_gap, s.sums_clear);                                           // fw_last_gap
   const int len = t.chain_len(), nc = t.num_chains, lanes = t.lanes();
   const int tokens_last = gh % p == 0 ? p : gh % p;
   s.row_lanes = lanes;
@@ -338,8 +350,11 @@ ForwardRun forward_run(const Config& cfg, const EngineTiming& t) {
       if (st_n.prev < 0 && j == 0) at = std::max(at, load_slot());  // t = 0: the slot's state in
       if (any) at = std::max(at, prev + (j == 0 ? s.spacing_step : s.spacing_fw));
       if (st_n.prev >= 0) at = std::max(at, last[static_cast<u64>(st_n.prev)] + dep + unit_gap * j);  // its unit j
-      if (j + 1 == h && n > 0) at = std::max(at, last[n - 1] + s.result_gap + 1);  // drain slots free
-      if (j + 1 == h) at = std::max(at, st + xp_beats * (n + 1));                   // the step's Xp in
+      if (j + 1 == h && n > 0) at = std::max(at, last[n - 1] + s.last_gap + 1);  // drain slots, final adds
+      if (j + 1 == h) at = std::max(at, st + xp_beats * (n + 1));                 // the step's Xp in
+      // The previous step's final adds: its holes are skipped (all of them
+      // lie before the earliest last ELEM, so the reservations below follow).
+      while (n > 0 && at - last[n - 1] < 64 && (s.step_holes >> (at - last[n - 1]) & 1) != 0) ++at;
       if (j + 1 == h) {  // room for the step's outputs, reserved by its last ELEM
         at = h_out.reserve(at, h);
         if (final_step) at = state_out.reserve(at, h);

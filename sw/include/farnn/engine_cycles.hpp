@@ -58,6 +58,12 @@ int join_depth(int num_chains);
 // the model and the documentation of the schedule.
 struct Schedule {
   int num_gates, rows, rows_floor, spacing_fw, spacing_step, result_gap;
+  // FW with several sums a row: the last element's final adds' span after it
+  // (engine_pkg::fw_sums_clear, 0 with one sum), the least distance between
+  // two steps' last ELEMs (fw_last_gap), and the offsets after a step's last
+  // ELEM that the next step's ELEMs skip (fw_step_holes, bit d: d cycles).
+  int sums_clear, last_gap;
+  uint64_t step_holes;
   // BW: the ROW token grid (lines of groups, pitch apart) or row order
   // (engine_pkg::bw_row_order: a chain's groups, then the next chain's), the
   // chains the last wave reaches, the spans of a full and of the last wave,
