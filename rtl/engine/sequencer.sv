@@ -1545,8 +1545,8 @@ module sequencer #(
 
   end
 
-  // since_d >= l_res_q without waiting for since_d: set to 0 (a step's last
-  // ELEM), to the maximum (run start: then 1), or since_q + 1 (saturating).
+  // The FW holes: loaded at a step's last ELEM (since_zero) with the offsets
+  // from the next cycle on, shifted a place a cycle, cleared at run start.
   always_comb begin
     hole_d = hole_q >> 1;
     if (since_zero) hole_d = hole_mask_q >> 1;
@@ -1558,6 +1558,8 @@ module sequencer #(
     hole_q      <= hole_d;
   end
 
+  // since_d >= l_res_q without waiting for since_d: set to 0 (a step's last
+  // ELEM), to the maximum (run start: then 1), or since_q + 1 (saturating).
   always_comb begin
     if (since_zero) spc_d = (l_res_q == 0);
     else if (run_start) spc_d = 1'b1;
