@@ -69,9 +69,10 @@ package engine_pkg;
   // column c in sum c mod S, added on the PE's adder once the step's last
   // element's sum leaves it: from the sum holding column H-1 on, in cyclic
   // order, S-1 dependent adds. An accumulator is revisited every S elements.
-  // Sum s of local row lr sits at accumulator word (s << (3 - log2 S)) | lr
-  // (rows * S <= 8 words). Rows only, no timing parameter: the numbers do not
-  // depend on the FP latencies.
+  // Sum s of local row lr sits at accumulator word bank << 3 | (s << (3 -
+  // log2 S)) | lr (rows * S <= 8 words a bank; the PE's bank bit turns at
+  // each step's last element). Rows only, no timing parameter: the numbers
+  // do not depend on the FP latencies.
   localparam int unsigned FW_SPLIT_ROWS = 5;
   // log2 of the sums per row, 0..3 (comparisons only: the PEs derive it from
   // a command's configuration at run time).

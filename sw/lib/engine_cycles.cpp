@@ -239,7 +239,9 @@ Schedule Schedule::of(const Config& cfg, const EngineTiming& t) {
   s.step_holes = 0;                                                                             // fw_step_holes
   for (int k = 1; k < sums; ++k) {
     const int centre = split_wait(la) + k * (la + 1);
-    for (int d = std::max(0, centre - s.rows + 1); d < centre + s.rows; ++d) s.step_holes |= uint64_t{1} << d;
+    // (64 offsets: check() refuses an AddLatency whose holes lie beyond.)
+    for (int d = std::max(0, centre - s.rows + 1); d < std::min(centre + s.rows, 64); ++d)
+      s.step_holes |= uint64_t{1} << d;
   }
   // fw_result_gap: the drain slots of a step's results, G*H rows one a cycle,
   // or with four lanes H slots (a GRU step's ceil(3H/4) groups, counted as H
