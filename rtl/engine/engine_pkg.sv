@@ -88,13 +88,17 @@ package engine_pkg;
   function automatic int unsigned fw_split_wait(input int unsigned add_lat);
     fw_split_wait = (add_lat + 2 < FW_SPLIT_ROWS) ? FW_SPLIT_ROWS - 2 - add_lat : 0;
   endfunction
+  // The final adds of S = 2^sums_log2 sums: from the last element's sum out
+  // of the adder to the last add's start, fw_split_wait + (S-1)*(AddLatency
+  // + 1) cycles (0 with one sum; shifts, no multiply).
+  function automatic int unsigned fw_final_adds(input int unsigned add_lat, input int unsigned sums_log2);
+    fw_final_adds = (sums_log2 > 0) ? fw_split_wait(add_lat) + ((add_lat + 1) << sums_log2) - (add_lat + 1) : 0;
+  endfunction
   // Cycles after a FW token's arrival before a PE drains its first result
-  // (with S = 2^sums_log2 sums, the final adds, fw_split_wait +
-  // (S-1)*(AddLatency + 1), come on top; shifts, no multiply).
+  // (with several sums the final adds come on top).
   function automatic int unsigned pe_drain_delay(input int unsigned mul_lat,
                                                  input int unsigned add_lat, input int unsigned sums_log2);
-    pe_drain_delay = mul_lat + add_lat + 4 +
-        (sums_log2 > 0 ? fw_split_wait(add_lat) + ((add_lat + 1) << sums_log2) - (add_lat + 1) : 0);
+    pe_drain_delay = mul_lat + add_lat + 4 + fw_final_adds(add_lat, sums_log2);
   endfunction
 
   // The checks a LOAD and a FORWARD/BACKWARD share: bank, cell type, hidden
@@ -139,7 +143,7 @@ package engine_pkg;
   // last ELEM: fw_split_wait + (S-1)*(AddLatency + 1) + rows (0 with one sum).
   function automatic int unsigned fw_sums_clear(input int unsigned rows, input int unsigned l,
                                                 input int unsigned add_lat);
-    fw_sums_clear = (l > 0) ? fw_split_wait(add_lat) + ((add_lat + 1) << l) - (add_lat + 1) + rows : 0;
+    fw_sums_clear = (l > 0) ? fw_final_adds(add_lat, l) + rows : 0;
   endfunction
   // FW: a step's last ELEM to the next step's first (another sequence's, with
   // B > 1). The next step's MACs write the other half of the accumulators
@@ -163,9 +167,11 @@ package engine_pkg;
   // d = fw_split_wait + k*(AddLatency + 1) + r - r': |d - (fw_split_wait +
   // k*(AddLatency + 1))| < rows. rows clamped to 7 (S > 1 means rows <= 4),
   // so each bit is a function of five bits. Offsets below fw_sums_clear.
-  function automatic logic [63:0] fw_step_holes(input logic [2:0] rows, input logic [1:0] l,
+  function automatic logic [63:0] fw_step_holes(input int unsigned rows_in, input logic [1:0] l,
                                                 input int unsigned add_lat);
     int unsigned centre;
+    logic [2:0]  rows;
+    rows = (rows_in > 7) ? 3'd7 : 3'(rows_in);
     fw_step_holes = '0;
     for (int unsigned k = 1; k < 8; k++) begin
       centre = fw_split_wait(add_lat) + k * (add_lat + 1);

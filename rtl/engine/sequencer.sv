@@ -1553,7 +1553,7 @@ module sequencer #(
     else if (run_start) hole_d = '0;
   end
   always_ff @(posedge clk_i) begin
-    hole_mask_q <= HoleBits'(engine_pkg::fw_step_holes(rows_q > 7 ? 3'd7 : 3'(rows_q), sums_l2_q, La));
+    hole_mask_q <= HoleBits'(engine_pkg::fw_step_holes(32'(rows_q), sums_l2_q, La));
     clr_q       <= 16'(engine_pkg::fw_sums_clear(32'(rows_q), 32'(sums_l2_q), La));
     hole_q      <= hole_d;
   end
@@ -1985,9 +1985,8 @@ module sequencer #(
                s_fwb_q == 16'(engine_pkg::fw_step_spacing(32'(rows_q), 32'(hid_q), La)) &&
                l_res_q == engine_pkg::fw_last_gap(32'(rows_q), ResLanes > 1 ? 32'(hid_q) : 32'(gh_q),
                                                   32'(hid_q), Lm, La) &&
-               hole_mask_q == HoleBits'(engine_pkg::fw_step_holes(rows_q > 7 ? 3'd7 : 3'(rows_q),
-                                                                  2'(engine_pkg::fw_sums_log2(32'(rows_q), 32'(hid_q))),
-                                                                  La)) &&
+               hole_mask_q == HoleBits'(engine_pkg::fw_step_holes(
+                                  32'(rows_q), 2'(engine_pkg::fw_sums_log2(32'(rows_q), 32'(hid_q))), La)) &&
                s_red_q == 16'(red_gap_rule - span_last) &&
                s_ared_q == (rowo_q ?
                             16'(engine_pkg::bw_red_after_reduce(

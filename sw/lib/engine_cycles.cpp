@@ -38,6 +38,9 @@ struct Latencies {
 // engine_pkg::fw_split_wait: the final adds of several sums keep clear of
 // the last element's MACs (only for AddLatency < 3).
 int split_wait(int la) { return la + 2 < kFwSplitRows ? kFwSplitRows - 2 - la : 0; }
+// engine_pkg::fw_final_adds: the last element's sum out of the adder to the
+// start of the last of the S - 1 final adds (0 with one sum).
+int final_adds(int la, int sums) { return sums > 1 ? split_wait(la) + (sums - 1) * (la + 1) : 0; }
 // engine_pkg::FW_STEP_MIN: a step's last ELEM to the next step's first, at least.
 constexpr int kFwStepMin = 3;
 
@@ -47,7 +50,7 @@ Latencies latencies(Cell cell, int fw_sums, const EngineTiming& t) {
   l.bcast = bcast_depth(t.num_chains);
   l.join_fw = join_depth(t.num_chains);
   l.join_bw = join_depth(t.num_chains) * la;
-  l.drain_delay = lm + la + 4 + (fw_sums > 1 ? split_wait(la) + (fw_sums - 1) * (la + 1) : 0);
+  l.drain_delay = lm + la + 4 + final_adds(la, fw_sums);
   l.act_fw = (cell == Cell::kLstm ? 3 * la : 5 * la) + 2 * lm + 2 * kActLatency;
   l.act_bw = 2 * la + 4 * lm;
   l.reduce_hop = la + 2;
@@ -178,7 +181,7 @@ void check(const Config& cfg, const EngineTiming& t) {
       t.add_latency < 1 || t.mem_latency < 1 || t.fifo_depth < 2 * cfg.hidden) {
     throw std::invalid_argument("engine cycle model: sizes and latencies must be >= 1, FIFOs hold two steps");
   }
-  if (split_wait(t.add_latency) + 7 * (t.add_latency + 1) + 1 > 64) {  // the sequencer's HoleBits
+  if (final_adds(t.add_latency, 8) + 1 > 64) {  // the sequencer's HoleBits (fw_sums_clear of 8 sums, 1 row)
     throw std::invalid_argument("engine cycle model: AddLatency " + std::to_string(t.add_latency) +
                                 " past the forward hole mask's 64 offsets (at most 8)");
   }
@@ -235,7 +238,7 @@ Schedule Schedule::of(const Config& cfg, const EngineTiming& t) {
   // engine_pkg's spacing rules, by the same names.
   s.spacing_fw = std::max(s.rows, (la + 2 + sums - 1) / sums);                                  // fw_elem_spacing
   s.spacing_step = std::max(s.spacing_fw, kFwStepMin);                                          // fw_step_spacing
-  s.sums_clear = sums > 1 ? split_wait(la) + (sums - 1) * (la + 1) + s.rows : 0;                // fw_sums_clear
+  s.sums_clear = sums > 1 ? final_adds(la, sums) + s.rows : 0;                                   // fw_sums_clear
   s.step_holes = 0;                                                                             // fw_step_holes
   for (int k = 1; k < sums; ++k) {
     const int centre = split_wait(la) + k * (la + 1);
