@@ -345,8 +345,9 @@ module sequencer #(
   // would catch an earlier one.
   logic [MaxBatch-1:0] ld_in_q, ld_in_d;
   logic          ld_ok_q;
-  // The slot being loaded (bit ld_b_q; none once all are in), and FW: it is
-  // the slot of the next ELEM, registered from the bits as ld_ok_q is. Then
+  // The slot being loaded (bit ld_b_q; with B < MaxBatch bit B once all are
+  // in, a slot no ELEM names), and FW: it is the slot of the next ELEM,
+  // registered from the bits as ld_ok_q is. Then
   // the ELEM's column against the loader's (ld_j_q counts the slot's units
   // that are in) decides.
   logic [MaxBatch-1:0] ld_at_q, ld_at_d;

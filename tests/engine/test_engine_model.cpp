@@ -756,10 +756,11 @@ TEST(EngineCycles, StateLoadsBesideTheFirstSteps) {
   // Element j of a slot's first step goes once the slot's unit j is in, not
   // the whole slot: at one row a PE (1,024 PEs, an element a cycle) a
   // FORWARD of one step and one sequence runs its elements right behind the
-  // loader, so a unit more costs its state words and its unit out, two
-  // cycles for GRU, four for LSTM (a word more, its element after its c),
-  // and not its element as well (three and five with the slot loaded
-  // first: 384 and 641 cycles from H = 128 to 256 below).
+  // loader, so a unit more costs its initial state words in and its final
+  // state words out (a word a cycle each way), two cycles for GRU (1 + 1)
+  // and four for LSTM (2 + 2; one cycle more over the 128 units), and not
+  // its element as well (three and five with the slot loaded first: 384 and
+  // 641 cycles from H = 128 to 256 below).
   EXPECT_EQ(fw(Cell::kGru, 1024, 64, 256, 1, 1) - fw(Cell::kGru, 1024, 64, 128, 1, 1), 2u * 128);
   EXPECT_EQ(fw(Cell::kLstm, 1024, 64, 256, 1, 1) - fw(Cell::kLstm, 1024, 64, 128, 1, 1), 4u * 128 + 1);
 }
