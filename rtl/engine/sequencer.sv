@@ -328,9 +328,8 @@ module sequencer #(
   logic [CW-1:0] left_q, left_d;      // state words still to consume
   logic          left_one_q;          // left_q == 1, registered with it
   // The state loader, beside the issue: its own slot and column, so that a
-  // FORWARD's first step of slot b takes its element j once unit j of the
-  // slot is in, right behind the loader, while the later slots still load
-  // (BW: S_STATE waits for the whole carry).
+  // FORWARD's ELEMs of slot b start once slot b's words are in while the
+  // later slots still load (BW: S_STATE waits for the whole carry).
   logic          ld_q, ld_d;          // words are still expected
   logic [15:0]   ld_b_q, ld_b_d;      // the slot being loaded (B once all are in)
   logic [15:0]   ld_j_q, ld_j_d;      // its column
@@ -345,13 +344,6 @@ module sequencer #(
   // would catch an earlier one.
   logic [MaxBatch-1:0] ld_in_q, ld_in_d;
   logic          ld_ok_q;
-  // The slot being loaded (bit ld_b_q; with B < MaxBatch bit B once all are
-  // in, a slot no ELEM names), and FW: it is the slot of the next ELEM,
-  // registered from the bits as ld_ok_q is. Then
-  // the ELEM's column against the loader's (ld_j_q counts the slot's units
-  // that are in) decides.
-  logic [MaxBatch-1:0] ld_at_q, ld_at_d;
-  logic          ld_cur_q;
 
   // Credits and availability.
   logic [CW-1:0] units_q, units_d;    // units completed by the activation unit
@@ -795,9 +787,8 @@ module sequencer #(
   assign fw_dep_ok = t0_q || (dv_cur > $signed(DvW'(j_q)));
   assign fw_spc_ok = !j_end || spc_q;
   assign fw_hole_ok = !hole_q[0];
-  // The first step of a slot (t = 0) reads its initial h from the buffer:
-  // element j once the slot is in, or its unit j (the loader's column past j).
-  assign fw_ld_ok  = !t0_q || ld_ok_q || (ld_cur_q && (JWidth'(ld_j_q) > JWidth'(j_q)));
+  // The first step of a slot (t = 0) reads its initial h from the buffer.
+  assign fw_ld_ok  = !t0_q || ld_ok_q;
 
   logic bw_in_ok, bw_out_ok, bw_st_ok, bw_dep_ok;
   assign bw_in_ok  = !in_red_q || bw_final || (dh_av_q >= need);
@@ -989,7 +980,6 @@ module sequencer #(
     ld_j_d     = ld_j_q;
     ld_jend_d  = ld_jend_q;
     ld_in_d    = ld_in_q;
-    ld_at_d    = ld_at_q;
     base_w_d   = base_w_q;
     in_red_d   = in_red_q;
     wait_d     = (wait_q != 0) ? wait_q - 1 : 0;
@@ -1238,7 +1228,6 @@ module sequencer #(
           ld_j_d    = '0;
           ld_jend_d = h_one_q;
           ld_in_d   = '0;
-          ld_at_d   = MaxBatch'(1);
           state_d   = S_STATE;
         end
       end
@@ -1479,7 +1468,6 @@ module sequencer #(
           ld_jend_d = h_one_q;
           ld_b_d    = ld_b_q + 1'b1;
           ld_in_d[BWidth'(ld_b_q)] = 1'b1;
-          ld_at_d   = ld_at_q << 1;
         end
       end
       if (left_one_q) ld_d = 1'b0;
@@ -1776,8 +1764,6 @@ module sequencer #(
     ld_jend_q  <= ld_jend_d;
     ld_in_q    <= ld_in_d;
     ld_ok_q    <= ld_in_d[BWidth'(b_q)];
-    ld_at_q    <= ld_at_d;
-    ld_cur_q   <= ld_at_d[BWidth'(b_q)];
     units_q    <= units_d;
     xp_av_q    <= xp_av_d;
     dh_av_q    <= dh_av_d;
@@ -1875,11 +1861,10 @@ module sequencer #(
       else $error("sequencer: the loader's last-column flag differs from its column");
       assert (!ld_q || state_q == S_STATE || state_q == S_RUN)
       else $error("sequencer: the state loader is active outside S_STATE and S_RUN");
-      assert (!(tk_valid_d && tk_op_d == engine_pkg::TOK_ELEM && t0_q) || 17'(ld_b_q) > 17'(b_q) ||
-              (ld_b_q == b_q && ld_j_q > j_q))
-      else $error("sequencer: an ELEM of a slot's first step before its unit of the state is loaded");
+      assert (!(tk_valid_d && tk_op_d == engine_pkg::TOK_ELEM && t0_q) || 17'(ld_b_q) > 17'(b_q))
+      else $error("sequencer: an ELEM of a slot's first step before the slot's state is loaded");
       for (int b = 0; b < MaxBatch; b++) begin
-        assert (!ld_q || (ld_in_q[b] == (32'(b) < 32'(ld_b_q)) && ld_at_q[b] == (32'(b) == 32'(ld_b_q))))
+        assert (!ld_q || ld_in_q[b] == (32'(b) < 32'(ld_b_q)))
         else $error("sequencer: the loader's slot bits differ from its slot");
       end
       assert (wd_ref_q == (wd_clr_q ? 32'd0 : wd_prev_q + 1) &&

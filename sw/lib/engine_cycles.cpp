@@ -325,28 +325,22 @@ ForwardRun forward_run(const Config& cfg, const EngineTiming& t) {
   // S_STATE lasts a cycle: the ELEMs may go from S_RUN on (st + 1). The state
   // loader beside them takes the initial state (H or 2*H words a slot, slot
   // by slot) a word a cycle from st on, except in the cycles in which the
-  // activation unit writes a unit (the buffers' one write port): element j
-  // of a slot's first step (t = 0) goes once unit j of the slot is in, the
-  // cycle after its last word.
+  // activation unit writes a unit (the buffers' one write port): a slot's
+  // first step (t = 0) goes once its words are in, the cycle after its last.
   // The last ELEM of step n needs the Xp of steps 0..n (H units a step, a
   // beat a cycle from S_STATE on: G beats a unit with 32-bit words).
   const u64 xp_beats = t.xp_words > 1 ? h : g * h;
   const u64 first = st + 1;
-  const u64 unit_words = state_words(cfg.cell);
+  const u64 slot_words = h * state_words(cfg.cell);
   std::vector<u64> unit_writes;  // cycles in which the activation unit writes a unit, rising
   size_t writes_seen = 0;
   u64 load_at = st;              // the loader's next cycle
-  std::vector<u64> unit_in(h);   // the slot's unit j in: the cycle after its last word
-  // Takes a slot's words. The writes that hold the loader up all come from
-  // earlier steps: this slot's own units follow its last ELEM, which waits
-  // for the slot's last unit.
-  auto load_slot = [&]() {
-    for (u64 w = 0; w < h * unit_words; ++load_at) {
+  auto load_slot = [&]() {       // takes a slot's words; the cycle after its last
+    for (u64 w = 0; w < slot_words; ++load_at) {
       while (writes_seen < unit_writes.size() && unit_writes[writes_seen] < load_at) ++writes_seen;
-      if (writes_seen == unit_writes.size() || unit_writes[writes_seen] != load_at) {
-        if (++w % unit_words == 0) unit_in[w / unit_words - 1] = load_at + 1;
-      }
+      if (writes_seen == unit_writes.size() || unit_writes[writes_seen] != load_at) ++w;
     }
+    return load_at;
   };
   const u64 depth = static_cast<u64>(t.fifo_depth);
   OutputFifo h_out(depth, 1), state_out(depth, state_words(cfg.cell));
@@ -358,8 +352,7 @@ ForwardRun forward_run(const Config& cfg, const EngineTiming& t) {
     const bool final_step = st_n.t + 1 == cfg.length(st_n.b);  // the sequence's last time step
     for (u64 j = 0; j < h; ++j) {
       u64 at = first;
-      if (st_n.prev < 0 && j == 0) load_slot();
-      if (st_n.prev < 0) at = std::max(at, unit_in[j]);  // t = 0: the slot's unit j in
+      if (st_n.prev < 0 && j == 0) at = std::max(at, load_slot());  // t = 0: the slot's state in
       if (any) at = std::max(at, prev + (j == 0 ? s.spacing_step : s.spacing_fw));
       if (st_n.prev >= 0) at = std::max(at, last[static_cast<u64>(st_n.prev)] + dep + unit_gap * j);  // its unit j
       if (j + 1 == h && n > 0) at = std::max(at, last[n - 1] + s.last_gap + 1);  // drain slots, final adds

@@ -720,13 +720,13 @@ TEST(EngineCycles, ForwardStepHolesFollowTheFinalAdds) {
   EXPECT_EQ(c.sums_clear, 0);
 }
 
-// A FORWARD's initial state loads beside its first steps: element j of slot
-// b's first step goes once unit j of slot b is in, not once every slot's
-// state is (the loader yields a cycle to each unit the activation unit
-// writes). Floors under the model's figures (in brackets: the slot's whole
-// state first, then the whole state first): 256 PEs, LSTM H = 128, B = 4:
-// 93.4 % (92.8 %, 88.8 %), the batch-4 target; 1,024 PEs, H = 512:
-// 96.0 % (95.5 %, 92.7 %).
+// A FORWARD's initial state loads beside its first steps: slot b's first
+// step goes once slot b's words are in, not once every slot's are (the
+// loader yields a cycle to each unit the activation unit writes). Floors
+// under the model's figures (the state loaded first, in brackets): 256 PEs,
+// LSTM H = 128, B = 4: 90.9 % (88.8 %), the batch-4 target; 1,024
+// PEs, H = 512: 95.0 % (92.7 %). Batch 1 loads its one slot first as before,
+// its first ELEM H (GRU) or 2H (LSTM) cycles after S_STATE.
 TEST(EngineCycles, StateLoadsBesideTheFirstSteps) {
   auto fw = [](Cell cell, int pes, int chains, int h, int b, int steps) {
     const engine::Config cfg{cell, h, b, steps, 1};
@@ -736,8 +736,8 @@ TEST(EngineCycles, StateLoadsBesideTheFirstSteps) {
   auto util = [&](int pes, int chains, int h, int b) {
     return 4.0 * h * h / pes * b * 20 / static_cast<double>(fw(Cell::kLstm, pes, chains, h, b, 20));
   };
-  EXPECT_GE(util(256, 16, 128, 4), 0.933);
-  EXPECT_GE(util(1024, 64, 512, 4), 0.958);
+  EXPECT_GE(util(256, 16, 128, 4), 0.905);
+  EXPECT_GE(util(1024, 64, 512, 4), 0.945);
   // 16 PEs in 4 chains, H = 64 (16 rows a PE, one sum: an element every 16
   // cycles, a sequence-step 1,024 cycles): a second slot's state (128 LSTM
   // words, 64 GRU) is in long before the first slot's step ends, so B = 2
@@ -753,16 +753,6 @@ TEST(EngineCycles, StateLoadsBesideTheFirstSteps) {
     const uint64_t sequence_step = 63 * static_cast<uint64_t>(s.spacing_fw) + s.spacing_step;
     EXPECT_EQ(fw(cell, 16, 4, 64, 2, 1) - fw(cell, 16, 4, 64, 1, 1), sequence_step + 1) << engine::cell_name(cell);
   }
-  // Element j of a slot's first step goes once the slot's unit j is in, not
-  // the whole slot: at one row a PE (1,024 PEs, an element a cycle) a
-  // FORWARD of one step and one sequence runs its elements right behind the
-  // loader, so a unit more costs its initial state words in and its final
-  // state words out (a word a cycle each way), two cycles for GRU (1 + 1)
-  // and four for LSTM (2 + 2; one cycle more over the 128 units), and not
-  // its element as well (three and five with the slot loaded first: 384 and
-  // 641 cycles from H = 128 to 256 below).
-  EXPECT_EQ(fw(Cell::kGru, 1024, 64, 256, 1, 1) - fw(Cell::kGru, 1024, 64, 128, 1, 1), 2u * 128);
-  EXPECT_EQ(fw(Cell::kLstm, 1024, 64, 256, 1, 1) - fw(Cell::kLstm, 1024, 64, 128, 1, 1), 4u * 128 + 1);
 }
 
 // A forward step's descriptor waits in the engine's descriptor FIFO from the
